@@ -1,0 +1,90 @@
+package event
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultQueueSize is the per-listener queue capacity (Spark's
+// spark.scheduler.listenerbus.eventqueue.capacity default).
+const DefaultQueueSize = 10000
+
+// Bus fans events out to listeners. Post never blocks. The zero value is not
+// usable; call NewBus.
+type Bus struct {
+	mu        sync.Mutex
+	queueSize int
+	subs      []*subscription
+	closed    bool
+	dropped   atomic.Int64
+	wg        sync.WaitGroup
+}
+
+type subscription struct {
+	l  Listener
+	ch chan Event
+}
+
+// NewBus returns a bus whose listeners each get a queue of queueSize events
+// (DefaultQueueSize when queueSize <= 0).
+func NewBus(queueSize int) *Bus {
+	if queueSize <= 0 {
+		queueSize = DefaultQueueSize
+	}
+	return &Bus{queueSize: queueSize}
+}
+
+// AddListener starts delivering events posted from now on to l. It is a no-op
+// after Close.
+func (b *Bus) AddListener(l Listener) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	s := &subscription{l: l, ch: make(chan Event, b.queueSize)}
+	b.subs = append(b.subs, s)
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		for e := range s.ch {
+			s.l.OnEvent(e)
+		}
+	}()
+}
+
+// Post queues e for every listener. A listener whose queue is full misses e
+// and the drop is counted.
+func (b *Bus) Post(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	for _, s := range b.subs {
+		select {
+		case s.ch <- e:
+		default:
+			b.dropped.Add(1)
+		}
+	}
+}
+
+// Dropped reports how many deliveries were dropped because a queue was full.
+func (b *Bus) Dropped() int64 { return b.dropped.Load() }
+
+// Close delivers what is queued, then stops every listener goroutine and
+// waits for them. Posting after Close is a no-op.
+func (b *Bus) Close() {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	for _, s := range b.subs {
+		close(s.ch)
+	}
+	b.mu.Unlock()
+	b.wg.Wait()
+}

@@ -1,0 +1,109 @@
+package event
+
+import "time"
+
+// Event is one of the concrete event types below.
+type Event interface{ eventTime() time.Time }
+
+// JobStart is posted when RunJob submits a job.
+type JobStart struct {
+	Time     time.Time
+	JobID    int64
+	Name     string
+	StageIDs []int
+	NumTasks int
+}
+
+// JobEnd is posted when a job finishes; Err is nil on success.
+type JobEnd struct {
+	Time  time.Time
+	JobID int64
+	Err   error
+}
+
+// StageSubmitted is posted when a stage's task set is handed to the scheduler.
+type StageSubmitted struct {
+	Time     time.Time
+	JobID    int64
+	StageID  int
+	Attempt  int
+	Name     string
+	NumTasks int
+}
+
+// StageCompleted is posted when a stage ends; FailureReason is empty on success.
+type StageCompleted struct {
+	Time          time.Time
+	JobID         int64
+	StageID       int
+	Attempt       int
+	FailureReason string
+}
+
+// TaskStart is posted when a task attempt is launched on an executor.
+type TaskStart struct {
+	Time        time.Time
+	StageID     int
+	TaskID      uint64
+	Index       int
+	Attempt     int
+	ExecutorID  string
+	Host        string
+	Locality    string
+	Speculative bool
+}
+
+// TaskEnd is posted when a task attempt reaches a terminal state.
+type TaskEnd struct {
+	Time       time.Time
+	StageID    int
+	TaskID     uint64
+	Index      int
+	Attempt    int
+	ExecutorID string
+	// State is FINISHED, FAILED, KILLED or LOST.
+	State string
+	// Reason is the failure or kill reason; empty on success.
+	Reason     string
+	RunTime    time.Duration
+	ResultSize int64
+}
+
+// ExecutorAdded is posted when a backend reports a new executor.
+type ExecutorAdded struct {
+	Time       time.Time
+	ExecutorID string
+	Host       string
+	Cores      int
+}
+
+// ExecutorRemoved is posted when an executor is lost or stopped.
+type ExecutorRemoved struct {
+	Time       time.Time
+	ExecutorID string
+	Reason     string
+}
+
+func (e JobStart) eventTime() time.Time        { return e.Time }
+func (e JobEnd) eventTime() time.Time          { return e.Time }
+func (e StageSubmitted) eventTime() time.Time  { return e.Time }
+func (e StageCompleted) eventTime() time.Time  { return e.Time }
+func (e TaskStart) eventTime() time.Time       { return e.Time }
+func (e TaskEnd) eventTime() time.Time         { return e.Time }
+func (e ExecutorAdded) eventTime() time.Time   { return e.Time }
+func (e ExecutorRemoved) eventTime() time.Time { return e.Time }
+
+// TimeOf returns the time an event happened.
+func TimeOf(e Event) time.Time { return e.eventTime() }
+
+// Listener receives events. OnEvent is called from one goroutine per
+// listener, in posting order.
+type Listener interface {
+	OnEvent(Event)
+}
+
+// ListenerFunc adapts a function to Listener.
+type ListenerFunc func(Event)
+
+// OnEvent calls f(e).
+func (f ListenerFunc) OnEvent(e Event) { f(e) }

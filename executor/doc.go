@@ -1,0 +1,25 @@
+// Package executor owns the executor runtime (Spark's Executor): the part
+// of an executor process that runs tasks, independent of how tasks arrive.
+//
+// A Runtime has a fixed number of cores. Launch takes a
+// flintpb.TaskDescription, reserves its cpus and runs the registered task
+// function (framework/task) in its own goroutine, reporting a TASK_RUNNING
+// update and then exactly one terminal update (TASK_FINISHED, TASK_FAILED or
+// TASK_KILLED) through the Reporter. The cores are released before the
+// terminal update is reported, so the receiver can launch the next task
+// straight away.
+//
+//	Launch ─► goroutine: RUNNING ─► lookup ─► decode ─► fn ─► encode ─► size checks
+//	                                                     ▲               │
+//	Kill/Close ──── cancels the task's context ──────────┘    release cores, report
+//
+// Panics in task functions are recovered into TASK_FAILED/PANIC with the
+// stack. A result larger than Config.MaxResultSize fails the task with
+// RESULT_TOO_LARGE; one larger than Config.MaxDirectResultSize is kept in
+// the runtime and the update carries an IndirectResult the driver fetches
+// with FetchResult and frees with ReleaseResult; smaller results travel
+// inline.
+//
+// The Mesos coarse-grained executor (executor/coarse), the Mesos executor
+// (executor/fine) and local mode wrap a Runtime; they own the transport.
+package executor

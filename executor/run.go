@@ -1,0 +1,196 @@
+package executor
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/proto/flintpb"
+)
+
+// outcome is what executing a task produced, before kill and size checks.
+type outcome struct {
+	returned bool // execute returned (false: the function called runtime.Goexit)
+	output   []byte
+	failure  *flintpb.TaskFailure
+	metrics  flintpb.TaskMetrics
+}
+
+// run is a task's goroutine: RUNNING, execute, then exactly one terminal
+// update, even if the function calls runtime.Goexit.
+func (r *Runtime) run(t *runningTask) {
+	defer r.goroutineDone()
+	o := &outcome{metrics: flintpb.TaskMetrics{
+		LaunchTimeUnixNano: t.launched,
+		StartTimeUnixNano:  r.cfg.Now().UnixNano(),
+		InputSize:          int64(len(t.td.Input)),
+	}}
+	running := r.newUpdate(t, flintpb.TaskState_TASK_RUNNING)
+	running.Metrics = &flintpb.TaskMetrics{LaunchTimeUnixNano: t.launched, StartTimeUnixNano: o.metrics.StartTimeUnixNano}
+	r.report(running)
+	defer r.finish(t, o)
+	r.execute(t, o)
+	o.returned = true
+}
+
+// execute looks the function up and invokes it, filling o.
+func (r *Runtime) execute(t *runningTask, o *outcome) {
+	td := t.td
+	entry, err := r.cfg.Registry.Lookup(td.Function)
+	if err != nil {
+		o.failure = failure(flintpb.FailureKind_UNKNOWN_FUNCTION, fmt.Sprintf("task %d: %v", td.TaskId, err))
+		return
+	}
+	if td.Codec != "" && td.Codec != entry.Codec().Name() {
+		o.failure = failure(flintpb.FailureKind_DECODE_ERROR, fmt.Sprintf(
+			"task %d: input encoded with codec %q but function %q uses %q",
+			td.TaskId, td.Codec, td.Function, entry.Codec().Name()))
+		return
+	}
+	start := r.cfg.Now()
+	out, tm, p, err := invoke(t.ctx, entry, td.Input, r.cfg.Now)
+	if p != nil {
+		o.metrics.RunTimeNanos = int64(r.cfg.Now().Sub(start))
+		o.failure = &flintpb.TaskFailure{
+			Kind:    flintpb.FailureKind_PANIC,
+			Message: fmt.Sprintf("task %d: function %q panicked: %v", td.TaskId, td.Function, p.value),
+			Stack:   string(p.stack),
+		}
+		r.cfg.Logger.WithFields(logrus.Fields{"task_id": td.TaskId, "function": td.Function}).
+			Warnf("task panicked: %v", p.value)
+		return
+	}
+	o.metrics.DecodeNanos, o.metrics.RunTimeNanos, o.metrics.EncodeNanos =
+		int64(tm.Decode), int64(tm.Run), int64(tm.Encode)
+	switch {
+	case errors.Is(err, task.ErrDecode), errors.Is(err, task.ErrEncode):
+		o.failure = failure(flintpb.FailureKind_DECODE_ERROR, err.Error())
+	case err != nil:
+		o.failure = failure(flintpb.FailureKind_EXCEPTION, err.Error())
+	default:
+		o.output = out
+		o.metrics.ResultSize = int64(len(out))
+	}
+}
+
+type panicInfo struct {
+	value any
+	stack []byte
+}
+
+// invoke calls the entry, recovering a panic with its stack.
+func invoke(ctx context.Context, e task.Entry, input []byte, now func() time.Time) (out []byte, tm task.Timings, p *panicInfo, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = &panicInfo{value: v, stack: debug.Stack()}
+		}
+	}()
+	if te, ok := e.(task.TimedEntry); ok {
+		out, tm, err = te.InvokeTimed(ctx, input, now)
+		return out, tm, nil, err
+	}
+	start := now()
+	out, err = e.Invoke(ctx, input)
+	tm.Run = now().Sub(start)
+	return out, tm, nil, err
+}
+
+// finish builds the terminal update, releases the task's cores and then
+// reports the update.
+func (r *Runtime) finish(t *runningTask, o *outcome) {
+	td := t.td
+	o.metrics.FinishTimeUnixNano = r.cfg.Now().UnixNano()
+	u := r.newUpdate(t, flintpb.TaskState_TASK_FAILED)
+	u.Metrics = &o.metrics
+	r.mu.Lock()
+	switch {
+	case t.killed:
+		u.State = flintpb.TaskState_TASK_KILLED
+		u.Failure = failure(flintpb.FailureKind_KILLED, t.reason)
+	case !o.returned:
+		u.Failure = &flintpb.TaskFailure{
+			Kind:    flintpb.FailureKind_PANIC,
+			Message: fmt.Sprintf("task %d: function %q called runtime.Goexit", td.TaskId, td.Function),
+			Stack:   string(debug.Stack()),
+		}
+	case o.failure != nil:
+		u.Failure = o.failure
+	default:
+		r.resultLocked(u, o.output)
+	}
+	delete(r.tasks, td.TaskId)
+	r.free += t.cpus
+	r.mu.Unlock()
+	t.cancel(nil)
+	r.cfg.Logger.WithFields(logrus.Fields{"task_id": td.TaskId, "state": u.State}).Debug("task done")
+	r.report(u)
+}
+
+// resultLocked fills u for a task that returned output: too large, kept
+// for fetching, or inline.
+func (r *Runtime) resultLocked(u *flintpb.StatusUpdate, out []byte) {
+	size := int64(len(out))
+	switch {
+	case r.cfg.MaxResultSize > 0 && size > r.cfg.MaxResultSize:
+		u.Failure = failure(flintpb.FailureKind_RESULT_TOO_LARGE, fmt.Sprintf(
+			"task %d: result of %s exceeds flint.driver.maxResultSize (%s)",
+			u.TaskId, formatBytes(size), formatBytes(r.cfg.MaxResultSize)))
+	case size > r.cfg.MaxDirectResultSize:
+		blockID := fmt.Sprintf("taskresult_%d", u.TaskId)
+		sum := sha256.Sum256(out)
+		r.results[blockID] = out
+		u.State = flintpb.TaskState_TASK_FINISHED
+		u.Result = &flintpb.TaskResult{Value: &flintpb.TaskResult_Indirect{Indirect: &flintpb.IndirectResult{
+			BlockId: blockID, Size_: size, ExecutorId: r.cfg.ExecutorID, Sha256: hex.EncodeToString(sum[:]),
+		}}}
+	default:
+		u.State = flintpb.TaskState_TASK_FINISHED
+		u.Result = &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: out}}
+	}
+}
+
+func (r *Runtime) newUpdate(t *runningTask, state flintpb.TaskState) *flintpb.StatusUpdate {
+	return &flintpb.StatusUpdate{
+		TaskId:            t.td.TaskId,
+		Attempt:           t.td.Attempt,
+		ExecutorId:        r.cfg.ExecutorID,
+		State:             state,
+		TimestampUnixNano: r.cfg.Now().UnixNano(),
+		Uuid:              newUUID(),
+	}
+}
+
+func failure(kind flintpb.FailureKind, msg string) *flintpb.TaskFailure {
+	return &flintpb.TaskFailure{Kind: kind, Message: msg}
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() []byte {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails since Go 1.24
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return b
+}
+
+// formatBytes renders n as "512 B", "3.0 MiB", ...
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

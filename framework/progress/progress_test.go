@@ -1,0 +1,297 @@
+package progress
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestRenderOneStage(t *testing.T) {
+	s := StageStatus{StageID: 0, NumTasks: 100, Active: 8, Completed: 45}
+	// 80 columns: 9 for "[Stage 0:", 15 for "(45 + 8) / 100]", 56 for the bar; 56*45/100 = 25.
+	want := "[Stage 0:" + strings.Repeat("=", 25) + ">" + strings.Repeat(" ", 30) + "(45 + 8) / 100]"
+	if got := Render([]StageStatus{s}, 80); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	golden := []struct {
+		s     StageStatus
+		width int
+		want  string
+	}{
+		{s, 40, "[Stage 0:=======>        (45 + 8) / 100]"},
+		{StageStatus{StageID: 3, NumTasks: 10}, 30, "[Stage 3:>       (0 + 0) / 10]"},
+		{StageStatus{StageID: 1, NumTasks: 4, Completed: 4}, 24, "[Stage 1:===(4 + 0) / 4]"},
+		{StageStatus{StageID: 2, NumTasks: 0}, 24, "[Stage 2:>  (0 + 0) / 0]"},
+		{s, 24, "[Stage 0:(45 + 8) / 100]"},
+		{s, 10, "[Stage 0:(45 + 8) / 100]"},
+		{StageStatus{StageID: 5, NumTasks: 3, Completed: 9}, 22, "[Stage 5:=(9 + 0) / 3]"},
+	}
+	for _, g := range golden {
+		if got := Render([]StageStatus{g.s}, g.width); got != g.want {
+			t.Errorf("width %d: got %q, want %q", g.width, got, g.want)
+		}
+	}
+	if Render(nil, 80) != "" {
+		t.Error("no stages should render empty")
+	}
+}
+
+func TestRenderThreeStages(t *testing.T) {
+	stages := []StageStatus{
+		{StageID: 0, NumTasks: 100, Active: 8, Completed: 45},
+		{StageID: 1, NumTasks: 10, Active: 4},
+		{StageID: 12, NumTasks: 200, Active: 2, Completed: 198},
+		{StageID: 13, NumTasks: 1},
+	}
+	// 30 columns each: bars of 6, 8 and 4 columns.
+	want := "[Stage 0:==>   (45 + 8) / 100]" + "[Stage 1:>       (0 + 4) / 10]" + "[Stage 12:===>(198 + 2) / 200]"
+	if got := Render(stages, 90); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// 45 columns each: bars of 21, 23 and 19 columns.
+	want = "[Stage 0:=========>           (45 + 8) / 100]" +
+		"[Stage 1:>                      (0 + 4) / 10]" +
+		"[Stage 12:==================>(198 + 2) / 200]"
+	if got := Render(stages, 135); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := Render(stages, 9); got != "[Stage 0:(45 + 8) / 100][Stage 1:(0 + 4) / 10][Stage 12:(198 + 2) / 200]" {
+		t.Errorf("narrow: %q", got)
+	}
+}
+
+func TestPlainLines(t *testing.T) {
+	s := StageStatus{StageID: 0, NumTasks: 100, Active: 8, Completed: 45}
+	if got := PlainLine(s); got != "Stage 0: 45/100 tasks done, 8 running, 0 failed" {
+		t.Errorf("got %q", got)
+	}
+	s.Name, s.Completed, s.Failed = "count at main.go:12", 100, 2
+	if got := PlainFinal(s); got != "Stage 0 (count at main.go:12): finished, 100/100 tasks done, 2 failed" {
+		t.Errorf("got %q", got)
+	}
+	s.Completed = 40
+	if got := PlainFinal(s); got != "Stage 0 (count at main.go:12): ended, 40/100 tasks done, 2 failed" {
+		t.Errorf("got %q", got)
+	}
+}
+
+// harness drives a Bar with a fake clock, a fake ticker and a mutable stage list.
+type harness struct {
+	t      *testing.T
+	mu     sync.Mutex
+	now    time.Time
+	stages []StageStatus
+	ticks  chan time.Time
+	done   chan struct{}
+	out    bytes.Buffer
+	bar    *Bar
+}
+
+func newHarness(t *testing.T, opts Options) *harness {
+	h := &harness{t: t, now: time.Unix(1000, 0), ticks: make(chan time.Time), done: make(chan struct{})}
+	opts.Now = func() time.Time { h.mu.Lock(); defer h.mu.Unlock(); return h.now }
+	opts.Ticks = h.ticks
+	h.bar = New(&h.out, func() []StageStatus {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return append([]StageStatus(nil), h.stages...)
+	}, opts)
+	h.bar.onRefresh = func() { h.done <- struct{}{} }
+	h.bar.Start()
+	t.Cleanup(h.bar.Stop)
+	return h
+}
+
+func (h *harness) set(d time.Duration, stages ...StageStatus) {
+	h.mu.Lock()
+	h.now = h.now.Add(d)
+	h.stages = stages
+	h.mu.Unlock()
+}
+
+// tick advances the clock by d and runs one refresh, returning what it wrote.
+func (h *harness) tick(d time.Duration) string {
+	h.mu.Lock()
+	h.now = h.now.Add(d)
+	h.mu.Unlock()
+	before := h.out.Len()
+	h.ticks <- time.Time{}
+	<-h.done
+	return h.out.String()[before:]
+}
+
+func TestTerminalMode(t *testing.T) {
+	h := newHarness(t, Options{Terminal: true, Width: 40})
+	start := h.now
+	st := StageStatus{StageID: 0, NumTasks: 100, Active: 8, Completed: 45, Submitted: start}
+	h.set(0, st)
+	if got := h.tick(400 * time.Millisecond); got != "" {
+		t.Errorf("stage younger than FirstDelay drawn: %q", got)
+	}
+	want := "\r[Stage 0:=======>        (45 + 8) / 100]\r"
+	if got := h.tick(200 * time.Millisecond); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := h.tick(200 * time.Millisecond); got != "" {
+		t.Errorf("unchanged bar redrawn: %q", got)
+	}
+	if got := h.tick(61 * time.Second); got != want {
+		t.Errorf("keep-alive redraw: got %q", got)
+	}
+	st.Completed, st.Active = 90, 10
+	second := StageStatus{StageID: 1, NumTasks: 10, Active: 2, Submitted: h.now.Add(-time.Second)}
+	h.set(0, second, st)
+	// 20 columns each leave no room for bars.
+	want = "\r[Stage 0:(90 + 10) / 100][Stage 1:(0 + 2) / 10]\r"
+	if got := h.tick(200 * time.Millisecond); got != want {
+		t.Errorf("two stages: got %q, want %q", got, want)
+	}
+	h.set(0, second)
+	clear := "\r" + strings.Repeat(" ", 40) + "\r"
+	want = clear + "\r[Stage 1:>                 (0 + 2) / 10]\r"
+	if got := h.tick(200 * time.Millisecond); got != want {
+		t.Errorf("stage finished: got %q, want %q", got, want)
+	}
+	second.Completed = 10
+	h.set(0, second)
+	if got := h.tick(200 * time.Millisecond); got != clear {
+		t.Errorf("last stage finished: got %q, want %q", got, clear)
+	}
+	if got := h.tick(200 * time.Millisecond); got != "" {
+		t.Errorf("idle: %q", got)
+	}
+	h.set(0, StageStatus{StageID: 2, NumTasks: 5, Submitted: start})
+	h.tick(200 * time.Millisecond)
+	before := h.out.Len()
+	h.bar.Stop()
+	h.bar.Stop()
+	if got := h.out.String()[before:]; got != clear {
+		t.Errorf("Stop should clear the line: %q", got)
+	}
+}
+
+func TestPlainMode(t *testing.T) {
+	h := newHarness(t, Options{Terminal: false, PlainInterval: 5 * time.Second})
+	start := h.now
+	st := StageStatus{StageID: 0, NumTasks: 100, Active: 8, Completed: 45, Submitted: start}
+	short := StageStatus{StageID: 9, NumTasks: 1, Active: 1, Submitted: start.Add(300 * time.Millisecond)}
+	h.set(0, st, short)
+	if got := h.tick(200 * time.Millisecond); got != "" {
+		t.Errorf("young stage printed: %q", got)
+	}
+	if got := h.tick(400 * time.Millisecond); got != "Stage 0: 45/100 tasks done, 8 running, 0 failed\n" {
+		t.Errorf("first line: %q", got)
+	}
+	short.Completed, short.Active = 1, 0
+	h.set(0, st, short)
+	if got := h.tick(200 * time.Millisecond); got != "" {
+		t.Errorf("short stage reported: %q", got)
+	}
+	st.Completed, st.Failed = 50, 1
+	h.set(0, st)
+	if got := h.tick(time.Second); got != "" {
+		t.Errorf("printed before PlainInterval: %q", got)
+	}
+	if got := h.tick(5 * time.Second); got != "Stage 0: 50/100 tasks done, 8 running, 1 failed\n" {
+		t.Errorf("changed line: %q", got)
+	}
+	if got := h.tick(10 * time.Second); got != "" {
+		t.Errorf("unchanged stage printed: %q", got)
+	}
+	st.Completed, st.Active = 100, 0
+	other := StageStatus{StageID: 1, Name: "reduce", NumTasks: 4, Active: 4, Submitted: start}
+	h.set(0, other, st)
+	if got := h.tick(200 * time.Millisecond); got != "Stage 0: finished, 100/100 tasks done, 1 failed\nStage 1 (reduce): 0/4 tasks done, 4 running, 0 failed\n" {
+		t.Errorf("completion: %q", got)
+	}
+	other.Completed, other.Active = 2, 2
+	h.set(0, other)
+	h.tick(200 * time.Millisecond)
+	h.set(0)
+	before := h.out.Len()
+	h.bar.Stop()
+	if got := h.out.String()[before:]; got != "Stage 1 (reduce): ended, 2/4 tasks done, 0 failed\n" {
+		t.Errorf("Stop: %q", got)
+	}
+}
+
+func TestRealTickerAndIdempotentStop(t *testing.T) {
+	var mu sync.Mutex
+	polls := 0
+	var out syncBuffer
+	b := New(&out, func() []StageStatus {
+		mu.Lock()
+		defer mu.Unlock()
+		polls++
+		return []StageStatus{{StageID: 0, NumTasks: 2, Active: 1}}
+	}, Options{Terminal: true, Width: 30, Interval: time.Millisecond, FirstDelay: time.Nanosecond})
+	b.Start()
+	b.Start()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "(0 + 1) / 2]") && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	b.Stop()
+	b.Stop()
+	if !strings.Contains(out.String(), "[Stage 0:>") {
+		t.Fatalf("bar never drawn: %q", out.String())
+	}
+	mu.Lock()
+	n := polls
+	mu.Unlock()
+	time.Sleep(10 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if polls != n {
+		t.Errorf("polling continued after Stop")
+	}
+}
+
+func TestStopWithoutStart(t *testing.T) {
+	var out bytes.Buffer
+	b := New(&out, func() []StageStatus { t.Error("polled"); return nil }, Options{})
+	b.Stop()
+	b.Start()
+	if out.Len() != 0 {
+		t.Errorf("wrote %q", out.String())
+	}
+}
+
+func TestTerminalWidth(t *testing.T) {
+	t.Setenv("COLUMNS", "123")
+	if got := TerminalWidth(&bytes.Buffer{}); got != 123 {
+		t.Errorf("COLUMNS: %d", got)
+	}
+	t.Setenv("COLUMNS", "")
+	if got := TerminalWidth(&bytes.Buffer{}); got != 80 {
+		t.Errorf("default: %d", got)
+	}
+	if IsTerminal(&bytes.Buffer{}) {
+		t.Error("a buffer is no terminal")
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -386,3 +386,28 @@ func TestDocsUpToDate(t *testing.T) {
 		t.Fatal("docs/configuration.md is out of date with the key table; run: go run ./framework/config/gendoc")
 	}
 }
+
+// TestLeafAndPrefixKeys covers keys that are both a value and a prefix of other keys
+// (flint.speculation and flint.speculation.interval), which only flat files can express.
+func TestLeafAndPrefixKeys(t *testing.T) {
+	for name, content := range map[string]string{
+		"f.yaml":       "flint.speculation: true\nflint.speculation.interval: 1s\nflint.mesos.secret: pw\nflint.mesos.secret.file: /f\n",
+		"f.properties": "flint.speculation=true\nflint.speculation.interval=1s\nflint.mesos.secret=pw\nflint.mesos.secret.file=/f\n",
+		"f.json":       `{"flint.speculation": true, "flint.speculation.interval": "1s", "flint.mesos.secret": "pw", "flint.mesos.secret.file": "/f"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := mustLoad(t, LoadOptions{File: writeFile(t, name, content)})
+			if !c.Bool("flint.speculation") || c.Duration("flint.speculation.interval") != time.Second {
+				t.Errorf("speculation = %v, interval = %v", c.Bool("flint.speculation"), c.Duration("flint.speculation.interval"))
+			}
+			if c.String("flint.mesos.secret.file") != "/f" || c.Redacted()["flint.mesos.secret"] != Redaction {
+				t.Errorf("secret keys: %v", c.Redacted())
+			}
+		})
+	}
+	nested := writeFile(t, "n.yaml", "flint:\n  speculation:\n    interval: 2s\n")
+	c := mustLoad(t, LoadOptions{File: nested})
+	if c.Bool("flint.speculation") || c.Duration("flint.speculation.interval") != 2*time.Second {
+		t.Errorf("nested child must not set the parent: %v", c.Redacted())
+	}
+}

@@ -86,7 +86,7 @@ const (
 var table = []Key{
 	// Application.
 	{Name: "flint.master", Kind: KindMaster, Default: "local[*]", Group: GroupApplication,
-		Doc: "Where tasks run: `local`, `local[N]`, `local[*]`, `local[N,F]` (F task attempts), `embedded` (in-process minimesos), `mesos://host:port` or `mesos://zk://host:2181,host2:2181/mesos`."},
+		Doc: "Where tasks run: `local`, `local[N]`, `local[*]`, `local[N,F]` (F task attempts), `embedded` (in-process minimesos), `mesos://host:port` or `mesos://zk://host:2181,host2:2181/mesos`. The default stays `local[*]` until the embedded master is available; then it becomes `embedded`."},
 	{Name: "flint.app.name", Kind: KindString, Default: "flint", Group: GroupApplication,
 		Doc: "Application name shown by Mesos and in logs."},
 	{Name: "flint.executorEnv.", Kind: KindString, Prefix: true, Group: GroupApplication,

@@ -1,0 +1,58 @@
+// Command flint is Flint's command-line tool: `flint submit` runs a bundled
+// example or a user's job binary, `flint version` prints the build.
+//
+// The flint binary is also an executor for its bundled examples: started by
+// an agent with FLINT_ROLE set, it runs that role instead of the CLI.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flint-mesos/flint"
+)
+
+func main() {
+	if os.Getenv(flint.EnvRole) != "" {
+		os.Exit(flint.Execute(os.Args[0], os.Args[1:], nil))
+	}
+	os.Exit(run(context.Background(), os.Args[1:]))
+}
+
+func run(ctx context.Context, args []string) int {
+	root := &cobra.Command{
+		Use:           "flint",
+		Short:         "Flint runs Spark-style batch jobs written in Go on Apache Mesos",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(submitCommand(), versionCommand())
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	default:
+		fmt.Fprintln(os.Stderr, "flint:", err)
+		return 1
+	}
+}
+
+func versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), flint.VersionString())
+		},
+	}
+}

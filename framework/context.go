@@ -1,0 +1,233 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/framework/progress"
+	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/framework/task"
+)
+
+// Config is Flint's configuration (flint.* keys); see docs/configuration.md.
+type Config = config.Config
+
+// NewConfig returns a configuration holding only the defaults.
+func NewConfig() *Config { return config.New() }
+
+// Context is a connection to a cluster (or the local process) that runs jobs:
+// Spark's SparkContext. Create one per program with NewContext and Stop it.
+// Its methods are safe for concurrent use; jobs submitted concurrently share
+// the cluster according to flint.scheduler.mode.
+type Context struct {
+	cfg      *Config
+	master   Master
+	log      logrus.FieldLogger
+	registry *task.Registry
+	backend  Backend
+	driver   *driver
+	bus      *event.Bus
+	seed     uint64
+	tickStop chan struct{}
+	tickDone chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Option configures NewContext.
+type Option func(*options)
+
+type options struct {
+	log       logrus.FieldLogger
+	now       func() time.Time
+	registry  *task.Registry
+	listeners []event.Listener
+}
+
+// WithLogger sets the logger (default: logrus' standard logger).
+func WithLogger(l logrus.FieldLogger) Option { return func(o *options) { o.log = l } }
+
+// WithClock injects the clock the scheduler sees (tests).
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithRegistry uses r instead of the process-wide task registry.
+func WithRegistry(r *task.Registry) Option { return func(o *options) { o.registry = r } }
+
+// WithListener adds a listener before the first event is posted.
+func WithListener(l event.Listener) Option {
+	return func(o *options) { o.listeners = append(o.listeners, l) }
+}
+
+// NewContext validates cfg, builds the scheduling core and starts the backend
+// for flint.master.
+func NewContext(cfg *Config, opts ...Option) (*Context, error) {
+	o := options{log: logrus.StandardLogger(), now: time.Now, registry: task.Default()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	master, err := ParseMaster(cfg.String("flint.master"))
+	if err != nil {
+		return nil, err
+	}
+	sc, seed, err := schedulerConfig(cfg, master)
+	if err != nil {
+		return nil, err
+	}
+	core, err := scheduler.New(sc, newRand(seed))
+	if err != nil {
+		return nil, fmt.Errorf("framework: %w", err)
+	}
+	c := &Context{cfg: cfg, master: master, log: o.log, registry: o.registry, seed: seed, bus: event.NewBus(0)}
+	for _, l := range o.listeners {
+		c.bus.AddListener(l)
+	}
+	c.driver = newDriver(core, o.now, c.bus, o.log)
+	if err := c.startBackend(); err != nil {
+		c.bus.Close()
+		return nil, err
+	}
+	c.startTicker(tickInterval(sc))
+	o.log.WithFields(logrus.Fields{"master": master.Raw, "seed": seed}).Infof("flint context started (scheduler seed %d)", seed)
+	return c, nil
+}
+
+func (c *Context) startBackend() error {
+	b, err := newBackend(BackendParams{Master: c.master, Config: c.cfg, Logger: c.log, Registry: c.registry})
+	if err != nil {
+		return err
+	}
+	c.backend = b
+	c.driver.backend = b
+	if err := b.Start(context.Background(), c.driver); err != nil {
+		return fmt.Errorf("framework: start %s backend: %w", c.master.Kind, err)
+	}
+	return nil
+}
+
+// tickInterval is how often the core's timers run: often enough for
+// speculation checks and locality waits, never busier than every 10ms.
+func tickInterval(sc scheduler.Config) time.Duration {
+	iv := 100 * time.Millisecond
+	if sc.Speculation.Enabled && sc.Speculation.Interval < iv {
+		iv = sc.Speculation.Interval
+	}
+	return max(iv, 10*time.Millisecond)
+}
+
+func (c *Context) startTicker(iv time.Duration) {
+	c.tickStop, c.tickDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(c.tickDone)
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.tickStop:
+				return
+			case <-t.C:
+				c.driver.tick()
+			}
+		}
+	}()
+}
+
+// RunJob runs job and returns its results in task order. It fails with a
+// *JobError when a task fails flint.task.maxFailures times (or fails
+// deterministically), and returns as soon as ctx is done, killing the job's
+// running tasks.
+func (c *Context) RunJob(ctx context.Context, job *Job) ([]Result, error) {
+	if err := c.validate(job); err != nil {
+		return nil, err
+	}
+	if len(job.Tasks) == 0 {
+		return []Result{}, nil
+	}
+	if job.Pool == "" {
+		job.Pool = c.cfg.String("flint.scheduler.pool")
+	}
+	js, err := c.driver.submit(job)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-js.done:
+	case <-ctx.Done():
+		c.driver.cancel(js, context.Cause(ctx))
+		<-js.done
+	}
+	if js.err != nil {
+		return nil, js.err
+	}
+	return js.results, nil
+}
+
+// validate rejects jobs that could never run: unknown functions and codecs
+// are found here, before any task is launched.
+func (c *Context) validate(job *Job) error {
+	if job == nil {
+		return fmt.Errorf("%w: nil job", ErrInvalidJob)
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for i, t := range job.Tasks {
+		if seen[t.Function] {
+			continue
+		}
+		seen[t.Function] = true
+		if _, err := c.registry.Lookup(t.Function); err != nil {
+			errs = append(errs, fmt.Errorf("task %d: %w", i, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w %q: %w", ErrInvalidJob, job.Name, errors.Join(errs...))
+	}
+	return nil
+}
+
+// AddListener delivers events posted from now on to l.
+func (c *Context) AddListener(l event.Listener) { c.bus.AddListener(l) }
+
+// ActiveStages reports the progress of running stages (the progress bar's source).
+func (c *Context) ActiveStages() []progress.StageStatus { return c.driver.activeStages() }
+
+// Explain says why task index of an active stage is not running yet.
+func (c *Context) Explain(stageID, index int) (scheduler.Explanation, error) {
+	return c.driver.explain(stageID, index)
+}
+
+// Config returns the configuration the context was built from.
+func (c *Context) Config() *Config { return c.cfg }
+
+// Master returns the parsed master string.
+func (c *Context) Master() Master { return c.master }
+
+// Logger returns the context's logger.
+func (c *Context) Logger() logrus.FieldLogger { return c.log }
+
+// Seed is the scheduler's random seed (log it to replay a run).
+func (c *Context) Seed() uint64 { return c.seed }
+
+// DefaultParallelism is the backend's number of task slots.
+func (c *Context) DefaultParallelism() int { return c.backend.DefaultParallelism() }
+
+// Stop fails running jobs with ErrStopped, stops the backend (killing its
+// tasks) and waits for every goroutine the context started. It is idempotent.
+func (c *Context) Stop() error {
+	c.stopOnce.Do(func() {
+		close(c.tickStop)
+		<-c.tickDone
+		c.driver.stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c.stopErr = c.backend.Stop(ctx)
+		c.bus.Close()
+	})
+	return c.stopErr
+}

@@ -1,0 +1,7 @@
+// Package local is the in-process backend for the local, local[N], local[*]
+// and local[N,F] masters (Spark's LocalSchedulerBackend): one executor runtime
+// named "driver" on host "localhost" with N task slots, fed through the same
+// scheduling core and Driver interface the Mesos backends use.
+//
+// Importing the package registers the backend for framework.MasterLocal.
+package local

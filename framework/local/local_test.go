@@ -1,0 +1,101 @@
+package local_test
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"go.uber.org/goleak"
+
+	"github.com/flint-mesos/flint/framework"
+	_ "github.com/flint-mesos/flint/framework/local"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var (
+	running, peak atomic.Int64
+	hold          = framework.Register("local.test.hold", func(_ context.Context, d time.Duration) (int, error) {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(d)
+		running.Add(-1)
+		return int(n), nil
+	})
+	noop = framework.Register("local.test.noop", func(_ context.Context, x int) (int, error) { return x, nil })
+	wait = framework.Register("local.test.wait", func(ctx context.Context, _ int) (int, error) {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+)
+
+func newContext(tb testing.TB, conf map[string]string) (*framework.Context, error) {
+	tb.Helper()
+	cfg := framework.NewConfig()
+	for k, v := range conf {
+		if err := cfg.Set(k, v); err != nil {
+			return nil, err
+		}
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	return framework.NewContext(cfg, framework.WithLogger(log))
+}
+
+func mustContext(tb testing.TB, conf map[string]string) *framework.Context {
+	tb.Helper()
+	fc, err := newContext(tb, conf)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = fc.Stop() })
+	return fc
+}
+
+func peakConcurrency(t *testing.T, master, taskCPUs string) int64 {
+	t.Helper()
+	running.Store(0)
+	peak.Store(0)
+	fc := mustContext(t, map[string]string{"flint.master": master, "flint.task.cpus": taskCPUs})
+	in := make([]time.Duration, 24)
+	for i := range in {
+		in[i] = 20 * time.Millisecond
+	}
+	if _, err := framework.Map(context.Background(), fc, hold, in); err != nil {
+		t.Fatal(err)
+	}
+	return peak.Load()
+}
+
+func TestSlotsBoundConcurrency(t *testing.T) {
+	if p := peakConcurrency(t, "local[3]", "1"); p != 3 {
+		t.Fatalf("local[3] ran %d tasks at once, want exactly 3", p)
+	}
+	if p := peakConcurrency(t, "local[4]", "2"); p != 2 {
+		t.Fatalf("local[4] with task.cpus=2 ran %d tasks at once, want exactly 2", p)
+	}
+}
+
+func TestTaskCPUsAboveSlotsIsRejected(t *testing.T) {
+	_, err := newContext(t, map[string]string{"flint.master": "local[2]", "flint.task.cpus": "3"})
+	if err == nil || !strings.Contains(err.Error(), "flint.task.cpus=3") {
+		t.Fatalf("err = %v, want an error naming flint.task.cpus", err)
+	}
+}
+
+func TestDefaultParallelismIsThreadCount(t *testing.T) {
+	fc := mustContext(t, map[string]string{"flint.master": "local[*]"})
+	if got := fc.DefaultParallelism(); got != runtime.NumCPU() {
+		t.Fatalf("DefaultParallelism = %d, want %d", got, runtime.NumCPU())
+	}
+}

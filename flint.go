@@ -13,7 +13,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
@@ -138,6 +137,9 @@ func RunDriver(ctx context.Context, o DriverOptions, args []string, run DriverFu
 		return err
 	}
 	bar := startProgress(cfg, fc, o.Stderr)
+	if bar != nil {
+		log.SetOutput(bar.Writer(o.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	runErr := run(ctx, fc, args)
 	stop()
@@ -178,14 +180,10 @@ func setup(o DriverOptions) (*config.Config, *logrus.Logger, error) {
 }
 
 func startProgress(cfg *config.Config, fc *framework.Context, out io.Writer) *progress.Bar {
-	terminal := false
-	if f, ok := out.(*os.File); ok {
-		terminal = term.IsTerminal(int(f.Fd()))
-	}
 	if !cfg.Bool("flint.ui.showConsoleProgress") {
 		return nil
 	}
-	bar := progress.New(out, fc.ActiveStages, progress.Options{Terminal: terminal})
+	bar := progress.New(out, fc.ActiveStages, progress.Options{Terminal: progress.IsTerminal(out), Width: progress.TerminalWidth(out)})
 	bar.Start()
 	return bar
 }

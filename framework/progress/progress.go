@@ -326,3 +326,22 @@ func Render(stages []StageStatus, width int) string {
 	}
 	return b.String()
 }
+
+// Writer returns a writer for output that shares the terminal with the bar (logs): each write
+// first clears the bar's line, and the bar is redrawn at the next refresh, so log lines never
+// interleave with a half-drawn bar. In plain mode it writes through unchanged.
+func (b *Bar) Writer(w io.Writer) io.Writer { return &sharedWriter{b: b, w: w} }
+
+type sharedWriter struct {
+	b *Bar
+	w io.Writer
+}
+
+func (s *sharedWriter) Write(p []byte) (int, error) {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	if s.b.opts.Terminal {
+		s.b.clear()
+	}
+	return s.w.Write(p)
+}

@@ -295,3 +295,37 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestWriterClearsTheBarBeforeLogOutput(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(1000, 0)
+	ticks := make(chan time.Time)
+	refreshed := make(chan struct{})
+	src := func() []StageStatus {
+		return []StageStatus{{StageID: 0, NumTasks: 10, Completed: 4, Active: 2, Submitted: now.Add(-time.Second)}}
+	}
+	b := New(&out, src, Options{Terminal: true, Width: 40, Now: func() time.Time { return now }, Ticks: ticks})
+	b.onRefresh = func() { refreshed <- struct{}{} }
+	b.Start()
+	defer b.Stop()
+	ticks <- now
+	<-refreshed
+	drawn := out.String()
+	if !strings.Contains(drawn, "(4 + 2) / 10]") {
+		t.Fatalf("bar not drawn: %q", drawn)
+	}
+	w := b.Writer(&out)
+	if _, err := w.Write([]byte("log line\n")); err != nil {
+		t.Fatal(err)
+	}
+	after := strings.TrimPrefix(out.String(), drawn)
+	if !strings.HasPrefix(after, "\r"+strings.Repeat(" ", 40)+"\r") || !strings.HasSuffix(after, "log line\n") {
+		t.Fatalf("log write did not clear the bar first: %q", after)
+	}
+	ticks <- now
+	<-refreshed
+	_, redrawn, _ := strings.Cut(out.String(), "log line\n")
+	if !strings.Contains(redrawn, "(4 + 2) / 10]") {
+		t.Fatalf("bar not redrawn after the log line: %q", out.String())
+	}
+}

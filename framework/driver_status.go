@@ -30,20 +30,25 @@ func (d *driver) StatusUpdate(u *flintpb.StatusUpdate) {
 	}
 }
 
-func (d *driver) isRunning(id uint64) bool {
+// startFetch registers a result fetch for a task the driver still waits on;
+// false means the result is not wanted (duplicate, zombie or stopped).
+func (d *driver) startFetch(id uint64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.running[scheduler.TaskID(id)] != nil
+	if d.stopped || d.running[scheduler.TaskID(id)] == nil {
+		return false
+	}
+	d.fetches.Add(1) // under the lock: stop() cannot be waiting yet
+	return true
 }
 
 // fetchIndirect fetches a result the executor kept (Spark's IndirectTaskResult)
 // off the caller's goroutine, then completes the task with it.
 func (d *driver) fetchIndirect(u *flintpb.StatusUpdate, ind *flintpb.IndirectResult) {
-	if !d.isRunning(u.TaskId) {
+	if !d.startFetch(u.TaskId) {
 		d.backend.ReleaseResult(ind.ExecutorId, ind.BlockId)
 		return
 	}
-	d.fetches.Add(1)
 	go func() {
 		defer d.fetches.Done()
 		data, err := d.backend.FetchResult(d.fetchCtx, ind.ExecutorId, ind.BlockId)

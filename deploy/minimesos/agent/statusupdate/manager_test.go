@@ -1,0 +1,159 @@
+package statusupdate
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/deploy/minimesos/link"
+)
+
+type recorder struct {
+	mu   sync.Mutex
+	got  []link.StatusUpdate
+	fail bool
+}
+
+func (r *recorder) forward(_ context.Context, u link.StatusUpdate) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, u)
+	if r.fail {
+		return errors.New("master away")
+	}
+	return nil
+}
+
+func (r *recorder) snapshot() []link.StatusUpdate {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]link.StatusUpdate(nil), r.got...)
+}
+
+func (r *recorder) waitFor(t *testing.T, n int) []link.StatusUpdate {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if got := r.snapshot(); len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d forwards, want %d", len(r.snapshot()), n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func upd(task string, state mesos.TaskState, id byte) link.StatusUpdate {
+	uuid := make([]byte, 16)
+	uuid[0] = id
+	return link.StatusUpdate{FrameworkID: mesos.FrameworkID{Value: "fw"},
+		Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: task}, State: state.Enum(), UUID: uuid}}
+}
+
+func newManager(t *testing.T, r *recorder, retry time.Duration) *Manager {
+	m := New(Config{Forward: r.forward, RetryMin: retry, RetryMax: 4 * retry})
+	t.Cleanup(m.Close)
+	return m
+}
+
+func TestOrderedPerTaskAndAgentID(t *testing.T) {
+	r := &recorder{}
+	m := newManager(t, r, time.Hour)
+	m.SetAgentID("S1")
+	for i, st := range []mesos.TaskState{mesos.TASK_STARTING, mesos.TASK_RUNNING, mesos.TASK_FINISHED} {
+		if dup, err := m.Update(upd("t1", st, byte(i))); dup || err != nil {
+			t.Fatal(dup, err)
+		}
+	}
+	got := r.waitFor(t, 1)
+	time.Sleep(20 * time.Millisecond)
+	if len(r.snapshot()) != 1 || *got[0].Status.State != mesos.TASK_STARTING || got[0].Status.AgentID.GetValue() != "S1" {
+		t.Fatalf("only the head with agent id should be in flight: %+v", r.snapshot())
+	}
+	if err := m.Acknowledge("fw", "t1", upd("t1", 0, 1).Status.UUID); !errors.Is(err, ErrUnexpectedAck) {
+		t.Fatalf("ack of a non-head: %v", err)
+	}
+	for i, want := range []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_FINISHED} {
+		if err := m.Acknowledge("fw", "t1", upd("t1", 0, byte(i)).Status.UUID); err != nil {
+			t.Fatal(err)
+		}
+		got = r.waitFor(t, i+2)
+		if s := *got[i+1].Status.State; s != want {
+			t.Fatalf("forward %d: %v, want %v", i+1, s, want)
+		}
+	}
+	if err := m.Acknowledge("fw", "t1", upd("t1", 0, 2).Status.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Snapshot()) != 0 {
+		t.Fatal("stream not empty after terminal ack")
+	}
+}
+
+func TestRetryUntilAcknowledged(t *testing.T) {
+	r := &recorder{fail: true}
+	m := newManager(t, r, 5*time.Millisecond)
+	m.SetAgentID("S1")
+	if _, err := m.Update(upd("t", mesos.TASK_RUNNING, 1)); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, 4)
+	if err := m.Acknowledge("fw", "t", upd("t", 0, 1).Status.UUID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	n := len(r.snapshot())
+	time.Sleep(100 * time.Millisecond)
+	if len(r.snapshot()) != n {
+		t.Fatal("retried after the acknowledgement")
+	}
+}
+
+func TestDuplicatesAndTerminated(t *testing.T) {
+	r := &recorder{}
+	m := newManager(t, r, time.Hour)
+	m.SetAgentID("S1")
+	if dup, err := m.Update(upd("t", mesos.TASK_FAILED, 1)); dup || err != nil {
+		t.Fatal(dup, err)
+	}
+	if dup, err := m.Update(upd("t", mesos.TASK_FAILED, 1)); !dup || err != nil {
+		t.Fatalf("duplicate: %v %v", dup, err)
+	}
+	if _, err := m.Update(upd("t", mesos.TASK_RUNNING, 2)); !errors.Is(err, ErrTerminated) {
+		t.Fatalf("update after terminal: %v", err)
+	}
+	bad := upd("t2", mesos.TASK_RUNNING, 1)
+	bad.Status.UUID = []byte("short")
+	if _, err := m.Update(bad); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("short uuid: %v", err)
+	}
+	if len(m.Pending("fw", "t")) != 1 {
+		t.Fatal("duplicate was queued")
+	}
+}
+
+func TestPausedUntilRegistered(t *testing.T) {
+	r := &recorder{}
+	m := newManager(t, r, time.Millisecond)
+	if _, err := m.Update(upd("t", mesos.TASK_RUNNING, 1)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if len(r.snapshot()) != 0 {
+		t.Fatal("forwarded before registration")
+	}
+	m.SetAgentID("S9")
+	got := r.waitFor(t, 1)
+	if got[0].Status.AgentID.GetValue() != "S9" {
+		t.Fatalf("agent id %v", got[0].Status.AgentID)
+	}
+	m.RemoveFramework("fw")
+	if len(m.Snapshot()) != 0 {
+		t.Fatal("framework streams kept")
+	}
+}

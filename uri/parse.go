@@ -1,0 +1,158 @@
+package uri
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+type sourceKind int
+
+const (
+	kindLocal sourceKind = iota + 1
+	kindHTTP
+)
+
+// source is a parsed CommandInfo.URI value.
+type source struct {
+	raw    string // the value with leading whitespace trimmed (the cache key)
+	kind   sourceKind
+	path   string   // kindLocal: absolute local path
+	url    *url.URL // kindHTTP: the URL to request, fragment removed
+	sha256 []byte   // kindHTTP: expected digest from "#sha256=<hex>", or nil
+	base   string   // default output name; "" when the URI has none
+}
+
+// redacted is the URI as shown in errors: passwords in http(s) user info
+// are masked.
+func (s source) redacted() string {
+	if s.url != nil {
+		return s.url.Redacted()
+	}
+	return s.raw
+}
+
+// parseURI applies Mesos' rules to a CommandInfo.URI value: leading
+// whitespace is ignored; backslash, single quote and NUL are refused; no
+// scheme or file:// means an absolute local path (file://localhost/ is
+// accepted); http and https are downloaded; every other scheme is refused.
+func parseURI(value string) (source, error) {
+	v := strings.TrimLeft(value, " \t\r\n\v\f")
+	if v == "" {
+		return source{}, fmt.Errorf("%w: empty", ErrInvalidURI)
+	}
+	if i := strings.IndexAny(v, "\\'\x00"); i >= 0 {
+		return source{}, fmt.Errorf("%w: contains forbidden character %q", ErrInvalidURI, v[i])
+	}
+	i := strings.Index(v, "://")
+	if i < 0 {
+		return parseLocal(v, v, false)
+	}
+	scheme := v[:i]
+	if !validScheme(scheme) {
+		return source{}, fmt.Errorf("%w: malformed scheme %q", ErrInvalidURI, scheme)
+	}
+	switch strings.ToLower(scheme) {
+	case "file":
+		rest := v[i+3:]
+		if strings.HasPrefix(rest, "localhost/") {
+			rest = rest[len("localhost"):]
+		}
+		return parseLocal(v, rest, true)
+	case "http", "https":
+		return parseHTTP(v)
+	default:
+		return source{}, fmt.Errorf("%w %q (only file, http and https are fetched)",
+			ErrUnsupportedScheme, strings.ToLower(scheme))
+	}
+}
+
+func validScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
+}
+
+func parseLocal(raw, p string, fileURI bool) (source, error) {
+	if !strings.HasPrefix(p, "/") {
+		if fileURI {
+			return source{}, fmt.Errorf("%w: file URI needs an absolute path", ErrInvalidURI)
+		}
+		return source{}, fmt.Errorf("%w: relative path %q (there is no frameworks home; use an absolute path)",
+			ErrInvalidURI, p)
+	}
+	clean := filepath.Clean(p)
+	base := filepath.Base(clean)
+	if base == "/" || base == "." || base == ".." {
+		base = ""
+	}
+	return source{raw: raw, kind: kindLocal, path: clean, base: base}, nil
+}
+
+func parseHTTP(raw string) (source, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return source{}, fmt.Errorf("%w: %v", ErrInvalidURI, err)
+	}
+	if u.Host == "" {
+		return source{}, fmt.Errorf("%w: missing host", ErrInvalidURI)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	s := source{raw: raw, kind: kindHTTP}
+	if f := u.Fragment; strings.HasPrefix(f, "sha256=") {
+		sum, err := hex.DecodeString(strings.TrimPrefix(f, "sha256="))
+		if err != nil || len(sum) != 32 {
+			return source{}, fmt.Errorf("%w: fragment sha256 needs 64 hex digits", ErrInvalidURI)
+		}
+		s.sha256 = sum
+	}
+	u.Fragment, u.RawFragment = "", ""
+	s.url = u
+	base := u.Path[strings.LastIndex(u.Path, "/")+1:]
+	if strings.ContainsAny(base, "\\\x00") {
+		return source{}, fmt.Errorf("%w: forbidden character in file name %q", ErrInvalidURI, base)
+	}
+	if base != "." && base != ".." {
+		s.base = base
+	}
+	return s, nil
+}
+
+// outputName returns the sandbox-relative name the URI is stored under:
+// output_file when set (cleaned; it may name subdirectories but must stay in
+// the sandbox), else the URI's basename.
+func outputName(u *mesos.CommandInfo_URI, s source) (string, error) {
+	if u.OutputFile == nil {
+		if s.base == "" {
+			return "", fmt.Errorf("%w: no file name in URI; set output_file", ErrInvalidURI)
+		}
+		return s.base, nil
+	}
+	of := *u.OutputFile
+	switch {
+	case of == "":
+		return "", fmt.Errorf("%w: empty output_file", ErrInvalidURI)
+	case strings.ContainsAny(of, "\\\x00"):
+		return "", fmt.Errorf("%w: forbidden character in output_file %q", ErrInvalidURI, of)
+	case filepath.IsAbs(of):
+		return "", fmt.Errorf("%w: output_file %q is absolute; it must be sandbox-relative", ErrInvalidURI, of)
+	case !filepath.IsLocal(of):
+		return "", fmt.Errorf("%w: output_file %q leaves the sandbox", ErrInvalidURI, of)
+	}
+	clean := filepath.Clean(of)
+	if clean == "." || strings.HasSuffix(of, "/") {
+		return "", fmt.Errorf("%w: output_file %q names a directory", ErrInvalidURI, of)
+	}
+	return clean, nil
+}

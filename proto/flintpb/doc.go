@@ -11,6 +11,12 @@
 // make up the coarse-grained executor protocol, multiplexed on one stream
 // as DriverMessage and ExecutorMessage.
 //
+// ExecutorGateway (flint.v1.ExecutorGateway/Connect) is the gRPC service
+// carrying that stream; its client and server code is generated here too.
+// Indirect results travel as ResultBlock chunks (request_id, offset,
+// total_size, last) so no gRPC message is large. gRPC must be told to use
+// Codec (gogo Marshal/Unmarshal under the standard "proto" content type).
+//
 // Every message has fast Marshal, Unmarshal and Size methods. Because of the
 // Size method, gogo names the Go field of a proto field called size Size_
 // (FileRef.Size_, IndirectResult.Size_); the wire and JSON name stay "size". Do not edit

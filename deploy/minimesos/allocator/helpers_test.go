@@ -88,7 +88,10 @@ func agentsNamed(a *Allocator, n int, total mesos.Resources) []string {
 
 // checkConsistent verifies the allocator's internal books: per agent available + all records
 // equals the total, and nothing is negative.
-func checkConsistent(t testing.TB, a *Allocator) {
+func checkConsistent(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, a *Allocator) {
 	t.Helper()
 	for id, ag := range a.agents {
 		var all mesos.Resources

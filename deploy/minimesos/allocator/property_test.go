@@ -255,7 +255,7 @@ func TestPropertyStarvedFrameworkServedWithinTwoRounds(t *testing.T) {
 		a.AddFramework(FrameworkInfo{ID: starved, Roles: []string{starvedRole}}, true, nil)
 		a.RemoveFramework(rapid.SampledFrom(holders).Draw(t, "leaves"))
 		for round := range 2 {
-			if countBy(a.Allocate(t0.Add(time.Duration(round)*time.Second)))[starved] > 0 {
+			if countBy(a.Allocate(t0.Add(time.Duration(round) * time.Second)))[starved] > 0 {
 				return
 			}
 		}

@@ -78,6 +78,7 @@ func (a *Allocator) setInfo(f *framework, fw FrameworkInfo) {
 			r := a.roles[old]
 			delete(r.frameworks, fw.ID)
 			delete(f.suppressed, old)
+			delete(f.entries, old)
 			a.dropFilters(f, func(fl filter) bool { return fl.role == old })
 			a.dropRoleIfUnused(r)
 		}

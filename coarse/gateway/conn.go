@@ -1,0 +1,295 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/flint-mesos/flint/proto/flintpb"
+)
+
+// service adapts Gateway to the generated server interface without
+// exporting Connect on Gateway.
+type service Gateway
+
+func (s *service) Connect(stream flintpb.ExecutorGateway_ConnectServer) error {
+	return (*Gateway)(s).serveStream(stream)
+}
+
+// conn is one executor stream. The stream handler goroutine is its only
+// sender (writeLoop); readLoop is its only receiver and delivers events.
+type conn struct {
+	g        *Gateway
+	addr     string
+	lastSeen atomic.Int64 // unix nanos of the last message, by Config.Clock
+
+	done   chan struct{} // closed by the first kill
+	once   sync.Once
+	st     error  // handler's return status; set before done is closed
+	reason string // why the stream ended; set before done is closed
+
+	reg  atomic.Bool // id and info are set (before reg) and never change
+	id   string
+	info ExecutorInfo
+
+	mu       sync.Mutex
+	queue    []*flintpb.DriverMessage
+	wake     chan struct{}
+	fetches  map[uint64]*fetch
+	gone     bool   // the stream ended: nothing more is queued or fetched
+	stopping string // StopExecutor's reason, when sent
+}
+
+func newConn(g *Gateway, addr string) *conn {
+	c := &conn{g: g, addr: addr, done: make(chan struct{}), wake: make(chan struct{}, 1), fetches: make(map[uint64]*fetch)}
+	c.lastSeen.Store(g.cfg.Clock.Now().UnixNano())
+	return c
+}
+
+func (c *conn) registered() bool { return c.reg.Load() }
+
+// kill ends the stream with st (nil: OK) for reason; the first call wins.
+func (c *conn) kill(reason string, st error) {
+	c.once.Do(func() {
+		c.reason, c.st = reason, st
+		close(c.done)
+	})
+}
+
+// send queues m for the writer; ErrExecutorLost once the stream ended.
+// Messages must not be modified after send.
+func (c *conn) send(m *flintpb.DriverMessage) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sendLocked(m)
+}
+
+func (c *conn) sendLocked(m *flintpb.DriverMessage) error {
+	if c.gone {
+		return fmt.Errorf("%w: %s", ErrExecutorLost, c.id)
+	}
+	c.queue = append(c.queue, m)
+	if len(c.queue) == 1 {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+func (c *conn) take() []*flintpb.DriverMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.queue
+	c.queue = nil
+	return q
+}
+
+func (g *Gateway) serveStream(stream flintpb.ExecutorGateway_ConnectServer) error {
+	addr := "unknown"
+	if p, ok := peer.FromContext(stream.Context()); ok && p.Addr != nil {
+		addr = p.Addr.String()
+	}
+	c := newConn(g, addr)
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return status.Error(codes.Unavailable, "gateway: closed")
+	}
+	g.streams[c] = struct{}{}
+	g.wg.Add(2)
+	g.mu.Unlock()
+	defer g.wg.Done()
+	go c.readLoop(stream)
+	err := c.writeLoop(stream)
+	g.mu.Lock()
+	delete(g.streams, c)
+	g.mu.Unlock()
+	return err
+}
+
+// writeLoop sends queued messages until the stream is killed.
+func (c *conn) writeLoop(stream flintpb.ExecutorGateway_ConnectServer) error {
+	ctx := stream.Context()
+	for {
+		select {
+		case <-c.done:
+			return c.st
+		case <-c.g.closing:
+			c.kill("driver gateway closed", status.Error(codes.Unavailable, "gateway: closed"))
+			return c.st
+		case <-ctx.Done():
+			c.kill("stream ended: "+ctx.Err().Error(), status.FromContextError(ctx.Err()).Err())
+			return c.st
+		case <-c.wake:
+		}
+		for _, m := range c.take() {
+			if err := stream.Send(m); err != nil {
+				c.kill("send failed: "+err.Error(), status.Errorf(codes.Unavailable, "gateway: send: %v", err))
+				return c.st
+			}
+		}
+	}
+}
+
+// readLoop receives and handles messages until the stream ends, then
+// reports the executor lost. It outlives the handler by the time Recv
+// takes to notice that the handler returned.
+func (c *conn) readLoop(stream flintpb.ExecutorGateway_ConnectServer) {
+	defer c.g.wg.Done()
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			c.recvEnded(err)
+			break
+		}
+		c.lastSeen.Store(c.g.cfg.Clock.Now().UnixNano())
+		if err := c.handle(m); err != nil {
+			c.kill(status.Convert(err).Message(), err)
+			break
+		}
+	}
+	c.finish()
+}
+
+func (c *conn) recvEnded(err error) {
+	if errors.Is(err, io.EOF) {
+		c.mu.Lock()
+		reason := c.stopping
+		c.mu.Unlock()
+		if reason != "" {
+			c.kill("executor stopped: "+reason, nil)
+		} else {
+			c.kill("executor closed its stream", nil)
+		}
+		return
+	}
+	c.kill("stream broken: "+status.Convert(err).Message(), status.Error(codes.Unavailable, "gateway: stream broken"))
+}
+
+// finish unregisters the executor, fails its pending fetches and reports
+// it lost.
+func (c *conn) finish() {
+	<-c.done // readLoop killed the stream before calling finish
+	g := c.g
+	lost := false
+	if c.registered() {
+		g.mu.Lock()
+		if g.execs[c.id] == c {
+			delete(g.execs, c.id)
+			lost = true
+		}
+		g.mu.Unlock()
+	}
+	c.mu.Lock()
+	c.gone = true
+	fetches := c.fetches
+	c.fetches = nil
+	c.mu.Unlock()
+	for _, f := range fetches {
+		f.finish(nil, fmt.Errorf("%w: %s: %s", ErrExecutorLost, c.id, c.reason))
+	}
+	if !lost {
+		return
+	}
+	g.log.WithFields(logrus.Fields{"executor_id": c.id, "reason": c.reason}).Warn("executor lost")
+	if !g.isClosing() {
+		g.cfg.Events.ExecutorLost(c.id, c.reason)
+	}
+}
+
+// handle processes one message from the network. An error ends the stream
+// with that status (a protocol violation or a refused registration).
+func (c *conn) handle(m *flintpb.ExecutorMessage) error {
+	if r, ok := m.Message.(*flintpb.ExecutorMessage_Register); ok {
+		if c.registered() {
+			return status.Error(codes.InvalidArgument, "gateway: executor registered twice on one stream")
+		}
+		return c.register(r.Register)
+	}
+	if !c.registered() {
+		return status.Error(codes.InvalidArgument, "gateway: the first message must be RegisterExecutor")
+	}
+	switch x := m.Message.(type) {
+	case *flintpb.ExecutorMessage_StatusUpdate:
+		return c.onStatus(x.StatusUpdate)
+	case *flintpb.ExecutorMessage_ResultBlock:
+		c.onBlock(x.ResultBlock)
+	}
+	// Heartbeats only refresh lastSeen (done for every message); unknown
+	// messages from newer executors are ignored.
+	return nil
+}
+
+func (c *conn) register(r *flintpb.RegisterExecutor) error {
+	g := c.g
+	if r == nil {
+		return status.Error(codes.InvalidArgument, "gateway: empty RegisterExecutor")
+	}
+	log := g.log.WithFields(logrus.Fields{"executor_id": r.ExecutorId, "addr": c.addr})
+	if !g.authentic(r.Token) {
+		log.Warn("executor authentication failed: wrong token")
+		return status.Error(codes.Unauthenticated, "gateway: executor authentication failed")
+	}
+	if r.ExecutorId == "" || r.Cores <= 0 {
+		return status.Errorf(codes.InvalidArgument, "gateway: registration needs an executor id and positive cores (got %q, %d)", r.ExecutorId, r.Cores)
+	}
+	info := ExecutorInfo{ID: r.ExecutorId, Host: r.Host, Rack: r.Rack, AgentID: r.AgentId, Cores: int(r.Cores),
+		Version: r.Version, PID: int(r.Pid), Attributes: maps.Clone(r.Attributes), Addr: c.addr}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return status.Error(codes.Unavailable, "gateway: closed")
+	}
+	if old := g.execs[r.ExecutorId]; old != nil {
+		g.mu.Unlock()
+		log.Warn("duplicate executor id refused")
+		return status.Errorf(codes.AlreadyExists, "gateway: executor %q is already registered (from %s)", r.ExecutorId, old.addr)
+	}
+	c.id, c.info = r.ExecutorId, info
+	c.reg.Store(true)
+	g.execs[c.id] = c
+	reply := &flintpb.RegisteredExecutor{DriverId: g.cfg.DriverID, Properties: g.cfg.Properties,
+		HeartbeatIntervalNanos: int64(g.cfg.HeartbeatInterval)}
+	// Queued under g.mu so that no Launch can overtake it.
+	_ = c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Registered{Registered: reply}})
+	g.mu.Unlock()
+	log.WithFields(logrus.Fields{"host": info.Host, "cores": info.Cores, "agent_id": info.AgentID, "version": info.Version}).
+		Info("executor registered")
+	if !g.isClosing() {
+		g.cfg.Events.ExecutorRegistered(info)
+	}
+	return nil
+}
+
+func (c *conn) onStatus(u *flintpb.StatusUpdate) error {
+	if u == nil || len(u.Uuid) != 16 {
+		return status.Error(codes.InvalidArgument, "gateway: status update without a 16-byte uuid")
+	}
+	if u.ExecutorId != c.id {
+		return status.Errorf(codes.InvalidArgument, "gateway: executor %q sent an update as %q", c.id, u.ExecutorId)
+	}
+	if _, ok := flintpb.TaskState_name[int32(u.State)]; !ok || u.State == flintpb.TaskState_TASK_STATE_UNSPECIFIED {
+		return status.Errorf(codes.InvalidArgument, "gateway: status update of task %d with invalid state %d", u.TaskId, u.State)
+	}
+	key := [16]byte(u.Uuid)
+	if !c.g.dedup.contains(key) {
+		if c.g.isClosing() {
+			return nil
+		}
+		c.g.cfg.Events.StatusUpdate(u)
+		c.g.dedup.add(key)
+	}
+	ack := &flintpb.StatusUpdateAck{TaskId: u.TaskId, Uuid: u.Uuid}
+	_ = c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Ack{Ack: ack}})
+	return nil
+}

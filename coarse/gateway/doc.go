@@ -1,0 +1,51 @@
+// Package gateway is the driver's end of the coarse-grained executor
+// protocol (Spark's CoarseGrainedSchedulerBackend endpoint): a gRPC server
+// (flintpb.ExecutorGateway) that executors started by the coarse backend
+// connect back to, and the registry of the executors connected to it.
+//
+//	executor/coarse ══ Connect stream (one per executor) ══► Gateway ──Events──► coarse backend
+//	   RegisterExecutor{token} ─►  check secret, id unique   ─► ExecutorRegistered
+//	   ◄─ RegisteredExecutor{properties, heartbeat interval}
+//	   ◄─ LaunchTask / KillTask / StopExecutor / FetchResult / ReleaseResult ◄─ Launch, Kill, …
+//	   StatusUpdate ─►  dedup by uuid ─► StatusUpdate event ─► then ◄─ StatusUpdateAck
+//	   Heartbeat ─►     silence > Timeout, stream broken or ended ─► ExecutorLost
+//	   ResultBlock chunks ─► reassembled for FetchResult
+//
+// Security is on by default: Config.Secret is required (NewSecret makes one
+// per application; the coarse backend hands it to executors as
+// FLINT_SECRET). The token in RegisterExecutor is compared in constant time
+// (SHA-256 of both, hmac.Equal); a wrong one ends the stream with
+// codes.Unauthenticated before anything registers. The secret and tokens
+// are never logged. A second registration of a live executor id ends with
+// codes.AlreadyExists. The transport is plaintext gRPC; TLS comes with the
+// security issue.
+//
+// Delivery: status updates are at least once on the wire and exactly once
+// to Events. The executor keeps each update until it gets a
+// StatusUpdateAck, which the gateway sends after Events.StatusUpdate
+// returns; after a reconnect the executor resends what was not acked and
+// the gateway drops uuids it has delivered (it remembers the last
+// Config.DedupWindow uuids). A stream that breaks makes the executor lost
+// at once (ExecutorLost); the executor may register again under the same
+// id afterwards, which is a new ExecutorRegistered.
+//
+// Liveness: every message from an executor counts as a sign of life; an
+// executor silent for longer than Config.Timeout (flint.network.timeout)
+// is lost, checked every Config.CheckInterval on Config.Clock. gRPC
+// keepalive pings close connections whose peer stopped reading, so a send
+// blocked by flow control never outlives the timeout.
+//
+// Sizes: one gRPC message may be up to Config.MaxMessageSize (128 MiB by
+// default, deliberately above gRPC's 4 MiB, because task inputs and inline
+// results up to flint.task.maxDirectResultSize ride single messages).
+// Indirect results are streamed in ResultBlock chunks (1 MiB by default)
+// on the executor's stream, interleaved with its status updates, so their
+// size is bounded only by Config.MaxResultSize (flint.driver.maxResultSize).
+//
+// Mapping from configuration, for the coarse backend: Secret ←
+// flint.authenticate.secret (or NewSecret), Timeout ← flint.network.timeout,
+// HeartbeatInterval ← flint.executor.heartbeatInterval, MaxResultSize ←
+// flint.driver.maxResultSize, Properties ⊇ flint.task.cpus,
+// flint.driver.maxResultSize and flint.task.maxDirectResultSize (in bytes),
+// which the executor sizes its runtime from.
+package gateway

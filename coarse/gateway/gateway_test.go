@@ -1,0 +1,398 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/flint-mesos/flint/coarse/gateway"
+	"github.com/flint-mesos/flint/executor/coarse"
+	"github.com/flint-mesos/flint/proto/flintpb"
+)
+
+func TestRegisterAndRunTasks(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	reg := testRegistry(nil)
+	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry = reg })
+	info := rec.waitRegistered(t)
+	if info.ID != "exec-1" || info.Host != "localhost" || info.Cores != 4 || info.AgentID != "agent-1" {
+		t.Fatalf("registered %+v", info)
+	}
+	if got := gw.Executors(); len(got) != 1 || got[0].ID != "exec-1" {
+		t.Fatalf("Executors() = %+v", got)
+	}
+
+	// Inline result.
+	td := encodeInt(t, reg, "bytes", 100)
+	td.TaskId = 1
+	if err := gw.Launch("exec-1", td); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitState(t, 1, flintpb.TaskState_TASK_RUNNING)
+	u := rec.waitState(t, 1, flintpb.TaskState_TASK_FINISHED)
+	if got := u.Result.GetInline(); len(got) == 0 || u.ExecutorId != "exec-1" {
+		t.Fatalf("inline result: %v", u)
+	}
+
+	// Indirect result of several MiB (above the 64 KiB direct limit the
+	// gateway's properties set), fetched in chunks.
+	const size = 5<<20 + 123
+	td = encodeInt(t, reg, "bytes", size)
+	td.TaskId = 2
+	if err := gw.Launch("exec-1", td); err != nil {
+		t.Fatal(err)
+	}
+	u = rec.waitState(t, 2, flintpb.TaskState_TASK_FINISHED)
+	ind := u.Result.GetIndirect()
+	if ind == nil || ind.Size_ < size {
+		t.Fatalf("want an indirect result of %d bytes, got %v", size, u.Result)
+	}
+	data, err := gw.FetchResult(context.Background(), "exec-1", ind.BlockId)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if int64(len(data)) != ind.Size_ || hex.EncodeToString(sum[:]) != ind.Sha256 {
+		t.Fatalf("fetched %d bytes with sha %x, want %d bytes with sha %s", len(data), sum, ind.Size_, ind.Sha256)
+	}
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	var decoded []byte
+	e, _ := reg.Lookup("bytes")
+	if err := e.Codec().Unmarshal(data, &decoded); err != nil || !bytes.Equal(decoded, want) {
+		t.Fatalf("fetched result does not decode to the function's output (err %v)", err)
+	}
+	gw.ReleaseResult("exec-1", ind.BlockId)
+	if _, err := gw.FetchResult(context.Background(), "exec-1", ind.BlockId); !errors.Is(err, gateway.ErrFetch) {
+		t.Fatalf("fetch after release: %v, want ErrFetch", err)
+	}
+	if _, err := gw.FetchResult(context.Background(), "nobody", "b"); !errors.Is(err, gateway.ErrUnknownExecutor) {
+		t.Fatalf("fetch from an unknown executor: %v", err)
+	}
+	if err := gw.Launch("nobody", td); !errors.Is(err, gateway.ErrUnknownExecutor) {
+		t.Fatalf("launch on an unknown executor: %v", err)
+	}
+}
+
+func TestKillAndFailuresPropagate(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	reg := testRegistry(nil)
+	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry = reg })
+	rec.waitRegistered(t)
+
+	td := encodeInt(t, reg, "block", 0)
+	td.TaskId = 10
+	if err := gw.Launch("exec-1", td); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitState(t, 10, flintpb.TaskState_TASK_RUNNING)
+	if err := gw.Kill("exec-1", 10, "speculative copy won"); err != nil {
+		t.Fatal(err)
+	}
+	u := rec.waitState(t, 10, flintpb.TaskState_TASK_KILLED)
+	if u.Failure.GetKind() != flintpb.FailureKind_KILLED || u.Failure.GetMessage() != "speculative copy won" {
+		t.Fatalf("killed: %v", u.Failure)
+	}
+
+	for i, c := range []struct {
+		fn   string
+		kind flintpb.FailureKind
+		text string
+	}{
+		{"panic", flintpb.FailureKind_PANIC, "boom"},
+		{"fail", flintpb.FailureKind_EXCEPTION, "bad input"},
+		{"missing", flintpb.FailureKind_UNKNOWN_FUNCTION, "missing"},
+	} {
+		td := encodeInt(t, reg, "noop", 0)
+		td.Function, td.TaskId = c.fn, uint64(20+i)
+		if err := gw.Launch("exec-1", td); err != nil {
+			t.Fatal(err)
+		}
+		u := rec.waitState(t, td.TaskId, flintpb.TaskState_TASK_FAILED)
+		if u.Failure.GetKind() != c.kind || !strings.Contains(u.Failure.GetMessage(), c.text) {
+			t.Fatalf("%s: failure %v", c.fn, u.Failure)
+		}
+		if c.kind == flintpb.FailureKind_PANIC && !strings.Contains(u.Failure.GetStack(), "goroutine") {
+			t.Fatalf("panic without a stack: %v", u.Failure)
+		}
+	}
+}
+
+func TestTaskCPUsFromPropertiesAndLaunchFailure(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, func(c *gateway.Config) { c.Properties = map[string]string{coarse.PropTaskCPUs: "2"} })
+	reg := testRegistry(nil)
+	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry, c.Cores = reg, 2 })
+	rec.waitRegistered(t)
+	for id := uint64(1); id <= 2; id++ {
+		td := encodeInt(t, reg, "block", 0)
+		td.TaskId = id
+		if err := gw.Launch("exec-1", td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Task 1 takes both cores (flint.task.cpus=2), so task 2 cannot start.
+	u := rec.waitState(t, 2, flintpb.TaskState_TASK_FAILED)
+	if u.Failure.GetKind() != flintpb.FailureKind_LAUNCH_FAILED {
+		t.Fatalf("second task: %v", u.Failure)
+	}
+}
+
+func TestWrongSecretRefused(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	start := time.Now()
+	run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Secret = "not-the-secret" })
+	err := run.wait(t, 5*time.Second)
+	if !errors.Is(err, coarse.ErrRefused) || strings.Contains(err.Error(), "not-the-secret") {
+		t.Fatalf("Run with a wrong secret: %v", err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Fatalf("refusal took %s: it must not be retried", time.Since(start))
+	}
+
+	raw := dialRaw(t, gw.Addr().String())
+	if _, err := raw.register("exec-raw", "wrong"); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("raw registration with a wrong token: %v", err)
+	}
+	if got := gw.Executors(); len(got) != 0 {
+		t.Fatalf("registered despite a wrong token: %+v", got)
+	}
+	select {
+	case info := <-rec.registered:
+		t.Fatalf("ExecutorRegistered for %+v", info)
+	default:
+	}
+}
+
+func TestDuplicateExecutorIDRefused(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	first := dialRaw(t, gw.Addr().String())
+	if m, err := first.register("dup", secret); err != nil || m.GetRegistered() == nil {
+		t.Fatalf("first registration: %v %v", m, err)
+	}
+	rec.waitRegistered(t)
+	second := dialRaw(t, gw.Addr().String())
+	_, err := second.register("dup", secret)
+	if status.Code(err) != codes.AlreadyExists {
+		t.Fatalf("second registration of a live id: %v", err)
+	}
+	if got := gw.Executors(); len(got) != 1 || got[0].Host != "raw" {
+		t.Fatalf("Executors() = %+v", got)
+	}
+	select {
+	case l := <-rec.lost:
+		t.Fatalf("a refused duplicate made %v lost", l)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func TestStreamBreakLosesExecutor(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	raw := dialRaw(t, gw.Addr().String())
+	if _, err := raw.register("e1", secret); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitRegistered(t)
+	raw.close()
+	if l := rec.waitLost(t); l[0] != "e1" {
+		t.Fatalf("lost %v", l)
+	}
+	if err := gw.Launch("e1", &flintpb.TaskDescription{TaskId: 1}); !errors.Is(err, gateway.ErrUnknownExecutor) {
+		t.Fatalf("launch on a lost executor: %v", err)
+	}
+}
+
+func TestHeartbeatTimeout(t *testing.T) {
+	rec := newRecorder()
+	clock := newFakeClock()
+	gw := startGateway(t, rec, func(c *gateway.Config) {
+		c.Clock, c.Timeout, c.HeartbeatInterval, c.CheckInterval = clock, 30*time.Second, 10*time.Second, time.Second
+	})
+	raw := dialRaw(t, gw.Addr().String())
+	if _, err := raw.register("silent", secret); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitRegistered(t)
+	// Heartbeats within the timeout keep it alive.
+	for range 5 {
+		clock.Advance(20 * time.Second)
+		raw.send(t, &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_Heartbeat{Heartbeat: &flintpb.Heartbeat{ExecutorId: "silent"}}})
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case l := <-rec.lost:
+		t.Fatalf("lost while heartbeating: %v", l)
+	default:
+	}
+	// Then silence: advance until the checker notices.
+	var lost [2]string
+	for deadline := time.Now().Add(10 * time.Second); lost[0] == "" && time.Now().Before(deadline); {
+		clock.Advance(11 * time.Second)
+		select {
+		case lost = <-rec.lost:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if lost[0] != "silent" || !strings.Contains(lost[1], "no heartbeat") {
+		t.Fatalf("lost = %v", lost)
+	}
+	for {
+		_, err := raw.stream.Recv()
+		if err != nil {
+			if status.Code(err) != codes.DeadlineExceeded {
+				t.Fatalf("stream ended with %v, want DeadlineExceeded", err)
+			}
+			break
+		}
+	}
+}
+
+func TestDuplicateUpdatesDeliveredOnce(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	uuid := bytes.Repeat([]byte{7}, 16)
+	update := &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: &flintpb.StatusUpdate{
+		TaskId: 5, ExecutorId: "e1", State: flintpb.TaskState_TASK_FINISHED, Uuid: uuid}}}
+	for round := range 2 {
+		raw := dialRaw(t, gw.Addr().String())
+		if _, err := raw.register("e1", secret); err != nil {
+			t.Fatal(err)
+		}
+		rec.waitRegistered(t)
+		raw.send(t, update) // the second round resends it as after a lost ack
+		for {
+			m, err := raw.stream.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := m.GetAck(); a != nil {
+				if !bytes.Equal(a.Uuid, uuid) || a.TaskId != 5 {
+					t.Fatalf("round %d: ack %v", round, a)
+				}
+				break
+			}
+		}
+		raw.close()
+		rec.waitLost(t)
+	}
+	if got := rec.all(); len(got) != 1 {
+		t.Fatalf("delivered %d times, want once", len(got))
+	}
+}
+
+func TestUnackedUpdatesResentAfterReconnect(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	px := startProxy(t, gw.Addr().String())
+	release := make(chan struct{})
+	reg := testRegistry(release)
+	startExecutor(t, px.addr(), func(c *coarse.Config) { c.Registry = reg })
+	rec.waitRegistered(t)
+	td := encodeInt(t, reg, "gate", 0)
+	td.TaskId = 42
+	if err := gw.Launch("exec-1", td); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitState(t, 42, flintpb.TaskState_TASK_RUNNING)
+	time.Sleep(50 * time.Millisecond) // let the RUNNING ack through
+	px.drop.Store(true)               // the network eats everything from now on
+	close(release)                    // FINISHED is sent into the void
+	time.Sleep(100 * time.Millisecond)
+	px.breakAll()
+	px.drop.Store(false)
+	if l := rec.waitLost(t); l[0] != "exec-1" {
+		t.Fatalf("lost %v", l)
+	}
+	rec.waitRegistered(t) // the executor came back under the same id
+	u := rec.waitState(t, 42, flintpb.TaskState_TASK_FINISHED)
+	if u.Result.GetInline() == nil {
+		t.Fatalf("resent update lost its result: %v", u)
+	}
+	time.Sleep(100 * time.Millisecond)
+	seen := map[string]int{}
+	for _, u := range rec.all() {
+		seen[string(u.Uuid)]++
+		if seen[string(u.Uuid)] > 1 {
+			t.Fatalf("update %x delivered twice", u.Uuid)
+		}
+	}
+	if n := len(rec.all()); n != 2 {
+		t.Fatalf("delivered %d updates, want RUNNING and FINISHED once each", n)
+	}
+}
+
+func TestStopExecutorEndsRun(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	reg := testRegistry(nil)
+	run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry = reg })
+	rec.waitRegistered(t)
+	td := encodeInt(t, reg, "block", 0)
+	td.TaskId = 3
+	if err := gw.Launch("exec-1", td); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitState(t, 3, flintpb.TaskState_TASK_RUNNING)
+	if err := gw.StopExecutor("exec-1", "application finished"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.wait(t, 5*time.Second); err != nil {
+		t.Fatalf("Run after StopExecutor: %v", err)
+	}
+	if l := rec.waitLost(t); l[0] != "exec-1" || !strings.Contains(l[1], "application finished") {
+		t.Fatalf("lost %v", l)
+	}
+	// The running task was killed on the way out and its update delivered.
+	u := rec.waitState(t, 3, flintpb.TaskState_TASK_KILLED)
+	if u.Failure.GetKind() != flintpb.FailureKind_KILLED {
+		t.Fatalf("task on a stopped executor: %v", u)
+	}
+}
+
+func TestDriverGoneEndsRun(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	const timeout = time.Second
+	run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Timeout = timeout })
+	rec.waitRegistered(t)
+	start := time.Now()
+	if err := gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := run.wait(t, 10*time.Second)
+	if !errors.Is(err, coarse.ErrDriverUnreachable) {
+		t.Fatalf("Run after the driver left: %v", err)
+	}
+	if d := time.Since(start); d < timeout || d > timeout+2*time.Second {
+		t.Fatalf("Run gave up after %s, want about %s", d, timeout)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	if _, err := gateway.New(gateway.Config{}); err == nil || !strings.Contains(err.Error(), "Secret") || !strings.Contains(err.Error(), "Events") {
+		t.Fatalf("New(empty): %v", err)
+	}
+	_, err := gateway.New(gateway.Config{Secret: "s", Events: gateway.EventFuncs{}, Timeout: time.Second, HeartbeatInterval: 2 * time.Second})
+	if err == nil {
+		t.Fatal("a timeout below the heartbeat interval was accepted")
+	}
+	a, b := gateway.NewSecret(), gateway.NewSecret()
+	if a == b || len(a) < 40 {
+		t.Fatalf("NewSecret: %q %q", a, b)
+	}
+}

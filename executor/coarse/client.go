@@ -1,0 +1,292 @@
+package coarse
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/proto/flintpb"
+)
+
+// client is the executor's connection state across sessions (streams).
+type client struct {
+	cfg Config
+	log logrus.FieldLogger
+	api flintpb.ExecutorGatewayClient
+	rt  *executor.Runtime // created on the first registration
+
+	wake chan struct{} // the sender has work
+
+	mu      sync.Mutex
+	seq     uint64
+	unacked map[[16]byte]unacked // status updates the driver has not acked
+	live    bool                 // a session is serving: queue for sending
+	ctrl    []*flintpb.ExecutorMessage
+	bulk    []*flintpb.ExecutorMessage // result chunks: sent when ctrl is empty
+	closing bool                       // send what is queued, then CloseSend
+}
+
+type unacked struct {
+	seq uint64
+	msg *flintpb.ExecutorMessage
+}
+
+func newClient(cfg Config, api flintpb.ExecutorGatewayClient) *client {
+	return &client{cfg: cfg, api: api, wake: make(chan struct{}, 1), unacked: make(map[[16]byte]unacked),
+		log: cfg.Logger.WithFields(logrus.Fields{"component": "coarse-executor", "executor_id": cfg.ExecutorID})}
+}
+
+// report is the runtime's Reporter: every update is kept until the driver
+// acknowledges it and sent on the live session, if any.
+func (c *client) report(u *flintpb.StatusUpdate) {
+	m := &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: u}}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	c.unacked[[16]byte(u.Uuid)] = unacked{seq: c.seq, msg: m}
+	if c.live {
+		c.ctrl = append(c.ctrl, m)
+		c.signal()
+	}
+}
+
+func (c *client) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *client) enqueue(m *flintpb.ExecutorMessage, bulk bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.live {
+		return
+	}
+	if bulk {
+		c.bulk = append(c.bulk, m)
+	} else {
+		c.ctrl = append(c.ctrl, m)
+	}
+	c.signal()
+}
+
+// begin starts a session's queue with every unacknowledged update, oldest
+// first (the driver drops the ones it already has).
+func (c *client) begin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pend := make([]unacked, 0, len(c.unacked))
+	for _, u := range c.unacked {
+		pend = append(pend, u)
+	}
+	slices.SortFunc(pend, func(a, b unacked) int { return cmp.Compare(a.seq, b.seq) })
+	c.ctrl = c.ctrl[:0]
+	for _, u := range pend {
+		c.ctrl = append(c.ctrl, u.msg)
+	}
+	c.bulk, c.live, c.closing = nil, true, false
+	c.signal()
+}
+
+func (c *client) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.live, c.ctrl, c.bulk = false, nil, nil
+}
+
+// next pops the next message to send: control first, then one chunk.
+// done reports that the session is closing and everything was sent.
+func (c *client) next() (m *flintpb.ExecutorMessage, done bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case len(c.ctrl) > 0:
+		m, c.ctrl[0] = c.ctrl[0], nil
+		c.ctrl = c.ctrl[1:]
+	case c.closing:
+		return nil, true
+	case len(c.bulk) > 0:
+		m, c.bulk[0] = c.bulk[0], nil
+		c.bulk = c.bulk[1:]
+	}
+	return m, false
+}
+
+func (c *client) acked(uuid []byte) {
+	if len(uuid) != 16 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.unacked, [16]byte(uuid))
+}
+
+// pendingUpdates counts the updates not yet acknowledged.
+func (c *client) pendingUpdates() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.unacked)
+}
+
+type stream = flintpb.ExecutorGateway_ConnectClient
+
+// serve runs a registered session: a sender, heartbeats, and the receive
+// loop on this goroutine.
+func (c *client) serve(ctx context.Context, cancel context.CancelFunc, s stream, hb time.Duration) error {
+	c.begin()
+	defer c.end()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); c.sendLoop(ctx, cancel, s) }()
+	go func() { defer wg.Done(); c.heartbeatLoop(ctx, hb) }()
+	err := c.recvLoop(ctx, cancel, s)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+func (c *client) sendLoop(ctx context.Context, cancel context.CancelFunc, s stream) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		}
+		for {
+			m, done := c.next()
+			if done {
+				_ = s.CloseSend()
+				return
+			}
+			if m == nil {
+				break
+			}
+			if err := s.Send(m); err != nil {
+				if !errors.Is(err, io.EOF) { // io.EOF: Recv reports the status
+					cancel()
+				}
+				return
+			}
+		}
+	}
+}
+
+func (c *client) heartbeatLoop(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		running := c.rt.Running()
+		c.enqueue(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_Heartbeat{Heartbeat: &flintpb.Heartbeat{
+			ExecutorId: c.cfg.ExecutorID, TimestampUnixNano: c.cfg.Now().UnixNano(),
+			RunningTaskIds: running, FreeCores: int32(c.rt.FreeCores()),
+		}}}, false)
+	}
+}
+
+func (c *client) recvLoop(ctx context.Context, cancel context.CancelFunc, s stream) error {
+	for {
+		m, err := s.Recv()
+		if err != nil {
+			if ctx.Err() != nil && status.Code(err) == codes.Canceled {
+				return fmt.Errorf("coarse: session ended: %w", context.Cause(ctx))
+			}
+			return classify(err)
+		}
+		switch x := m.Message.(type) {
+		case *flintpb.DriverMessage_LaunchTask:
+			c.launch(x.LaunchTask)
+		case *flintpb.DriverMessage_KillTask:
+			c.rt.Kill(x.KillTask.TaskId, x.KillTask.Reason)
+		case *flintpb.DriverMessage_Ack:
+			c.acked(x.Ack.Uuid)
+		case *flintpb.DriverMessage_FetchResult:
+			c.serveResult(x.FetchResult)
+		case *flintpb.DriverMessage_ReleaseResult:
+			c.rt.ReleaseResult(x.ReleaseResult.BlockId)
+		case *flintpb.DriverMessage_StopExecutor:
+			c.log.WithField("reason", x.StopExecutor.Reason).Info("driver asked the executor to stop")
+			c.stop(s, cancel)
+			return errStopped
+		}
+	}
+}
+
+// launch starts td; a task the runtime refuses is reported failed so the
+// driver reschedules it.
+func (c *client) launch(td *flintpb.TaskDescription) {
+	if err := c.rt.Launch(td); err != nil {
+		c.log.WithError(err).WithField("task_id", td.TaskId).Warn("launch failed")
+		c.report(&flintpb.StatusUpdate{
+			TaskId: td.TaskId, Attempt: td.Attempt, ExecutorId: c.cfg.ExecutorID,
+			State:             flintpb.TaskState_TASK_FAILED,
+			Failure:           &flintpb.TaskFailure{Kind: flintpb.FailureKind_LAUNCH_FAILED, Message: err.Error()},
+			TimestampUnixNano: c.cfg.Now().UnixNano(), Uuid: newUUID(),
+		})
+	}
+}
+
+// serveResult queues the block's chunks (or its error) for sending.
+func (c *client) serveResult(f *flintpb.FetchResult) {
+	data, err := c.rt.FetchResult(f.BlockId)
+	if err != nil {
+		c.enqueue(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_ResultBlock{ResultBlock: &flintpb.ResultBlock{
+			BlockId: f.BlockId, RequestId: f.RequestId, Error: err.Error(), Last: true}}}, true)
+		return
+	}
+	total := int64(len(data))
+	for off := 0; ; off += c.cfg.ChunkSize {
+		end := min(off+c.cfg.ChunkSize, len(data))
+		c.enqueue(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_ResultBlock{ResultBlock: &flintpb.ResultBlock{
+			BlockId: f.BlockId, RequestId: f.RequestId, Data: data[off:end], Offset: int64(off),
+			TotalSize: total, Last: end == len(data)}}}, true)
+		if end == len(data) {
+			return
+		}
+	}
+}
+
+// stop kills the tasks, sends their final updates, closes the stream and
+// waits (bounded) for the driver to end it.
+func (c *client) stop(s stream, cancel context.CancelFunc) {
+	c.closeRuntime()
+	c.mu.Lock()
+	c.closing = true
+	c.signal()
+	c.mu.Unlock()
+	t := time.AfterFunc(c.cfg.ShutdownTimeout, cancel)
+	defer t.Stop()
+	for {
+		if _, err := s.Recv(); err != nil {
+			return
+		}
+	}
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() []byte {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails since Go 1.24
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return b
+}

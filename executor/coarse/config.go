@@ -1,0 +1,182 @@
+package coarse
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/task"
+)
+
+// Environment variables the coarse backend sets for an executor (see the
+// package documentation).
+const (
+	EnvDriverURL  = "FLINT_DRIVER_URL"
+	EnvExecutorID = "FLINT_EXECUTOR_ID"
+	EnvCores      = "FLINT_EXECUTOR_CORES"
+	EnvSecret     = "FLINT_SECRET"
+	EnvHost       = "FLINT_EXECUTOR_HOST"
+	EnvAgentID    = "FLINT_AGENT_ID"
+	EnvTimeout    = "FLINT_NETWORK_TIMEOUT"
+	EnvLogLevel   = "FLINT_LOG_LEVEL"
+	EnvLogFormat  = "FLINT_LOG_FORMAT"
+)
+
+// Defaults of Config fields left zero.
+const (
+	// DefaultTimeout is flint.network.timeout's default.
+	DefaultTimeout         = 120 * time.Second
+	DefaultRetryMin        = 100 * time.Millisecond
+	DefaultRetryMax        = 5 * time.Second
+	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultChunkSize is the size of one ResultBlock chunk.
+	DefaultChunkSize = 1 << 20
+	// DefaultMaxMessageSize matches the gateway's: inline results and task
+	// inputs up to this size fit in one message.
+	DefaultMaxMessageSize = 128 << 20
+)
+
+// Config configures Run.
+type Config struct {
+	// DriverURL is the driver gateway's address, host:port (a grpc:// prefix
+	// is accepted). Required.
+	DriverURL string
+	// ExecutorID is this executor's id, unique per application. Required.
+	ExecutorID string
+	// Cores is the number of cores tasks may occupy. Required (> 0).
+	Cores int
+	// Secret authenticates the executor to the driver. Required.
+	Secret string
+	// Host is the host name reported to the driver; default os.Hostname.
+	Host string
+	// AgentID is the Mesos agent the executor runs on.
+	AgentID string
+	// Timeout is how long the driver may stay unreachable (not connected,
+	// or not answering a registration) before Run gives up with
+	// ErrDriverUnreachable (flint.network.timeout); default DefaultTimeout.
+	Timeout time.Duration
+	// RetryMin and RetryMax bound the exponential backoff between
+	// reconnection attempts.
+	RetryMin, RetryMax time.Duration
+	// ShutdownTimeout bounds how long stopping waits for task goroutines
+	// and for the driver to close the stream.
+	ShutdownTimeout time.Duration
+	// ChunkSize is the size of the chunks indirect results are sent in.
+	ChunkSize int
+	// MaxMessageSize bounds one gRPC message each way.
+	MaxMessageSize int
+	// Version is reported to the driver; default the main module's version
+	// from the build information.
+	Version string
+	// Registry holds the task functions; default task.Default().
+	Registry *task.Registry
+	// Now is the clock of task metrics and heartbeats; default time.Now.
+	Now func() time.Time
+	// Logger is optional; nil discards logs.
+	Logger logrus.FieldLogger
+}
+
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	c.DriverURL = strings.TrimPrefix(c.DriverURL, "grpc://")
+	if c.DriverURL == "" {
+		errs = append(errs, fmt.Errorf("coarse: the driver address is required (%s)", EnvDriverURL))
+	}
+	if c.ExecutorID == "" {
+		errs = append(errs, fmt.Errorf("coarse: the executor id is required (%s)", EnvExecutorID))
+	}
+	if c.Cores <= 0 {
+		errs = append(errs, fmt.Errorf("coarse: cores must be positive, got %d (%s)", c.Cores, EnvCores))
+	}
+	if c.Secret == "" {
+		errs = append(errs, fmt.Errorf("coarse: the secret is required (%s)", EnvSecret))
+	}
+	if c.Timeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.ShutdownTimeout < 0 || c.ChunkSize < 0 || c.MaxMessageSize < 0 {
+		errs = append(errs, errors.New("coarse: durations and sizes must not be negative"))
+	}
+	if c.Host == "" {
+		c.Host, _ = os.Hostname()
+	}
+	c.Timeout = cmpOr(c.Timeout, DefaultTimeout)
+	c.RetryMin = cmpOr(c.RetryMin, DefaultRetryMin)
+	c.RetryMax = max(cmpOr(c.RetryMax, DefaultRetryMax), c.RetryMin)
+	c.ShutdownTimeout = cmpOr(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.ChunkSize = cmpOr(c.ChunkSize, DefaultChunkSize)
+	c.MaxMessageSize = cmpOr(c.MaxMessageSize, DefaultMaxMessageSize)
+	if c.ChunkSize > c.MaxMessageSize/2 {
+		errs = append(errs, fmt.Errorf("coarse: ChunkSize (%d) must be at most half of MaxMessageSize (%d)", c.ChunkSize, c.MaxMessageSize))
+	}
+	if c.Version == "" {
+		c.Version = "unknown"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			c.Version = bi.Main.Version
+		}
+	}
+	if c.Registry == nil {
+		c.Registry = task.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		l := logrus.New()
+		l.SetOutput(io.Discard)
+		c.Logger = l
+	}
+	return c, errors.Join(errs...)
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// FromEnv builds a Config from the environment the coarse backend sets. It
+// reads FLINT_SECRET and then removes it from the process environment, so
+// task functions and child processes do not see it. Missing or malformed
+// variables are reported together.
+func FromEnv() (Config, error) {
+	cfg, err := fromEnv(os.Getenv)
+	_ = os.Unsetenv(EnvSecret)
+	return cfg, err
+}
+
+func fromEnv(getenv func(string) string) (Config, error) {
+	cfg := Config{
+		DriverURL:  getenv(EnvDriverURL),
+		ExecutorID: getenv(EnvExecutorID),
+		Secret:     getenv(EnvSecret),
+		Host:       getenv(EnvHost),
+		AgentID:    getenv(EnvAgentID),
+	}
+	var errs []error
+	if v := getenv(EnvCores); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("coarse: %s=%q is not a whole number", EnvCores, v))
+		}
+		cfg.Cores = n
+	}
+	if v := getenv(EnvTimeout); v != "" {
+		d, err := config.ParseDuration(v, time.Second)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("coarse: %s: %w", EnvTimeout, err))
+		}
+		cfg.Timeout = d
+	}
+	if _, err := cfg.withDefaults(); err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}

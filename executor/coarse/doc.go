@@ -1,0 +1,46 @@
+// Package coarse is the coarse-grained executor (Spark's
+// CoarseGrainedExecutorBackend): a long-lived process the coarse Mesos
+// backend starts on an agent, which connects back to the driver's gateway
+// (coarse/gateway) over one gRPC bidirectional stream and runs the tasks
+// the driver sends on an executor.Runtime.
+//
+//	Run ─► dial driver ─► Connect ─► RegisterExecutor{id, host, cores, agent, token}
+//	          ▲                        ◄─ RegisteredExecutor{properties} ─► executor.Runtime (first time)
+//	          │ backoff            LaunchTask / KillTask / FetchResult / ReleaseResult ─► runtime
+//	          │                    runtime updates ─► kept until acked ─► StatusUpdate ─►
+//	          └─ stream broken     heartbeats every interval ─►          ◄─ StatusUpdateAck
+//	             (resend unacked)  StopExecutor ─► close runtime, flush, close stream ─► Run returns nil
+//
+// The binary the agent starts is the user's program itself (one binary
+// plays every role): with FLINT_ROLE set to Role, flint.Main calls Main,
+// which reads the environment below and calls Run. Variables the coarse
+// backend sets in the Mesos CommandInfo environment:
+//
+//	FLINT_ROLE              Role ("coarse-executor"), read by the root package
+//	FLINT_DRIVER_URL        the driver gateway's address, host:port (required)
+//	FLINT_EXECUTOR_ID       the executor id, unique per application (required)
+//	FLINT_EXECUTOR_CORES    cores the executor's tasks may occupy (required)
+//	FLINT_SECRET            the application's secret (required); read, then
+//	                        removed from the process environment
+//	FLINT_EXECUTOR_HOST     the host name reported to the driver (default: os.Hostname)
+//	FLINT_AGENT_ID          the Mesos agent id
+//	FLINT_NETWORK_TIMEOUT   flint.network.timeout (default 120s; a bare number is seconds)
+//	FLINT_LOG_LEVEL, FLINT_LOG_FORMAT  executor logging (the secret is redacted)
+//
+// The driver's RegisteredExecutor properties size the runtime:
+// flint.task.cpus, flint.driver.maxResultSize and
+// flint.task.maxDirectResultSize.
+//
+// Faults: when the stream breaks the executor keeps running its tasks,
+// keeps their status updates, and reconnects with exponential backoff
+// (Config.RetryMin … RetryMax); after re-registering it resends every
+// update the driver has not acknowledged, oldest first (the gateway drops
+// duplicates). If the driver stays unreachable for longer than
+// Config.Timeout, Run kills the tasks and returns ErrDriverUnreachable, so
+// no orphan executor is left on an agent. A wrong secret or an invalid
+// registration returns ErrRefused at once. Indirect results are sent in
+// Config.ChunkSize chunks, after any pending status update.
+//
+// This package must not import the coarse backend nor the root flint
+// package (which imports it to register Main).
+package coarse

@@ -89,21 +89,32 @@ func (f *Fetcher) download(ctx context.Context, src source, w *os.File) (int64, 
 }
 
 // copyLimited copies r to w, failing with ErrTooLarge beyond max bytes
-// (max <= 0: unlimited) and with ctx's error once ctx is done.
+// (max <= 0: unlimited) and with ctx's error once ctx is done. It copies in
+// chunks so file-to-file copies stay in the kernel (copy_file_range).
 func copyLimited(ctx context.Context, w io.Writer, r io.Reader, max int64) (int64, error) {
-	var src io.Reader = ctxReader{ctx, r}
-	if max > 0 {
-		src = io.LimitReader(src, max+1)
-	}
-	n, err := io.Copy(w, src)
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return n, cerr
+	const chunk = 4 << 20
+	var total int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
 		}
-		return n, err
+		want := int64(chunk)
+		if max > 0 && max+1-total < want {
+			want = max + 1 - total
+		}
+		n, err := io.CopyN(w, r, want)
+		total += n
+		if max > 0 && total > max {
+			return total, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)
+		}
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return total, cerr
+			}
+			return total, err
+		}
 	}
-	if max > 0 && n > max {
-		return n, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)
-	}
-	return n, nil
 }

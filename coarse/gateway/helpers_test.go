@@ -41,7 +41,7 @@ func newRecorder() *recorder {
 }
 
 func (r *recorder) ExecutorRegistered(info gateway.ExecutorInfo) { r.registered <- info }
-func (r *recorder) ExecutorLost(id, reason string)            { r.lost <- [2]string{id, reason} }
+func (r *recorder) ExecutorLost(id, reason string)               { r.lost <- [2]string{id, reason} }
 func (r *recorder) StatusUpdate(u *flintpb.StatusUpdate) {
 	r.mu.Lock()
 	block := r.block

@@ -2,6 +2,7 @@ package uri
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -119,6 +120,30 @@ func TestExtractModes(t *testing.T) {
 	}
 	if err := Extract(filepath.Join(t.TempDir(), "x.rar"), dest, Limits{}); !errors.Is(err, ErrNotArchive) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestExtractSkipsGlobalHeader(t *testing.T) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	// What git archive writes first.
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header",
+		PAXRecords: map[string]string{"comment": "0123abcd"}, Format: tar.FormatPAX}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "README", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	tw.Write([]byte("hi"))
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dest := t.TempDir()
+	if err := Extract(writeTemp(t, t.TempDir(), "src.tar", buf.Bytes()), dest, Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, dest); !slices.Equal(got, []string{"README"}) {
+		t.Fatalf("tree %v", got)
 	}
 }
 

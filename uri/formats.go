@@ -39,7 +39,9 @@ func (x *extractor) tar(ctx context.Context, in io.Reader) error {
 func (x *extractor) tarEntry(h *tar.Header, r io.Reader) error {
 	mode := fs.FileMode(h.Mode).Perm()
 	switch h.Typeflag {
-	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
+	case tar.TypeXGlobalHeader:
+		return nil // metadata only (git archive writes one)
+	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse, tar.TypeCont:
 		return x.writeFile(h.Name, r, mode, h.Size)
 	case tar.TypeDir:
 		return x.dir(h.Name, mode)

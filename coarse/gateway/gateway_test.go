@@ -396,3 +396,32 @@ func TestConfigValidation(t *testing.T) {
 		t.Fatalf("NewSecret: %q %q", a, b)
 	}
 }
+
+// coarse.Main, the executor role, configures itself from the environment.
+func TestExecutorRoleFromEnv(t *testing.T) {
+	rec := newRecorder()
+	gw := startGateway(t, rec, nil)
+	t.Setenv(coarse.EnvDriverURL, gw.Addr().String())
+	t.Setenv(coarse.EnvExecutorID, "env-exec")
+	t.Setenv(coarse.EnvCores, "3")
+	t.Setenv(coarse.EnvSecret, secret)
+	t.Setenv(coarse.EnvAgentID, "agent-9")
+	t.Setenv(coarse.EnvLogLevel, "error")
+	done := make(chan error, 1)
+	go func() { done <- coarse.Main(context.Background()) }()
+	info := rec.waitRegistered(t)
+	if info.ID != "env-exec" || info.Cores != 3 || info.AgentID != "agent-9" {
+		t.Fatalf("registered %+v", info)
+	}
+	if err := gw.StopExecutor("env-exec", "done"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Main: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Main did not return after StopExecutor")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -423,5 +424,32 @@ func TestExecutorRoleFromEnv(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Main did not return after StopExecutor")
+	}
+}
+
+func TestSecretNeverLogged(t *testing.T) {
+	var buf bytes.Buffer
+	log := logrus.New()
+	log.SetOutput(&buf)
+	log.SetLevel(logrus.TraceLevel)
+	rec := newRecorder()
+	gw := startGateway(t, rec, func(c *gateway.Config) { c.Logger = log })
+	raw := dialRaw(t, gw.Addr().String())
+	if _, err := raw.register("e1", "wrong-token-value"); status.Code(err) != codes.Unauthenticated {
+		t.Fatal(err)
+	}
+	ok := dialRaw(t, gw.Addr().String())
+	if _, err := ok.register("e2", secret); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitRegistered(t)
+	ok.close()
+	rec.waitLost(t)
+	out := buf.String()
+	if !strings.Contains(out, "authentication failed") || !strings.Contains(out, "executor registered") {
+		t.Fatalf("expected log lines missing:\n%s", out)
+	}
+	if strings.Contains(out, secret) || strings.Contains(out, "wrong-token-value") {
+		t.Fatalf("a token was logged:\n%s", out)
 	}
 }

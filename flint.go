@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	coarseexec "github.com/flint-mesos/flint/executor/coarse"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
 	_ "github.com/flint-mesos/flint/framework/local" // the local[N] backend
@@ -32,6 +33,8 @@ var (
 	rolesMu sync.RWMutex
 	roles   = map[string]func(ctx context.Context) error{}
 )
+
+func init() { RegisterRole(coarseexec.Role, coarseexec.Main) }
 
 // RegisterRole makes a non-driver role (an executor flavour) available to
 // Main under FLINT_ROLE=name. Executor packages call it from init.

@@ -113,31 +113,33 @@ func (z *ZK) loop(ctx context.Context, conn *zk.Conn, out chan Leader) {
 
 // read returns the current leader and a channel that fires when it may have changed.
 func (z *ZK) read(conn *zk.Conn) (Leader, <-chan zk.Event, error) {
-	children, _, watch, err := conn.ChildrenW(z.Path)
-	if errors.Is(err, zk.ErrNoNode) {
-		_, _, watch, err = conn.ExistsW(z.Path)
-		return Leader{}, watch, err
+	for {
+		children, _, watch, err := conn.ChildrenW(z.Path)
+		if errors.Is(err, zk.ErrNoNode) {
+			// No election yet: wait for the path to appear.
+			_, _, watch, err = conn.ExistsW(z.Path)
+			return Leader{}, watch, err
+		}
+		if err != nil {
+			return Leader{}, nil, err
+		}
+		node := lowest(children)
+		if node == "" {
+			return Leader{}, watch, nil
+		}
+		data, _, err := conn.Get(z.Path + "/" + node)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // the leader went away between the two reads: list again
+		}
+		if err != nil {
+			return Leader{}, nil, err
+		}
+		l, err := ParseMasterInfo(data)
+		if err != nil {
+			return Leader{}, nil, fmt.Errorf("znode %s/%s: %w", z.Path, node, err)
+		}
+		return l, watch, nil
 	}
-	if err != nil {
-		return Leader{}, nil, err
-	}
-	node := lowest(children)
-	if node == "" {
-		return Leader{}, watch, nil
-	}
-	data, _, err := conn.Get(z.Path + "/" + node)
-	if errors.Is(err, zk.ErrNoNode) {
-		// The leader went away between the two reads: the children watch has fired or will.
-		return Leader{}, watch, nil
-	}
-	if err != nil {
-		return Leader{}, nil, err
-	}
-	l, err := ParseMasterInfo(data)
-	if err != nil {
-		return Leader{}, nil, fmt.Errorf("znode %s/%s: %w", z.Path, node, err)
-	}
-	return l, watch, nil
 }
 
 // lowest returns the contender with the lowest sequence number, or "".

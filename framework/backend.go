@@ -62,29 +62,57 @@ type BackendParams struct {
 // BackendFactory builds a Backend for a master string.
 type BackendFactory func(p BackendParams) (Backend, error)
 
-var (
-	backendsMu sync.RWMutex
-	backends   = map[MasterKind]BackendFactory{}
+// Backend names in the registry. A master string picks one: local masters
+// "local", embedded "embedded", and Mesos masters "mesos-coarse" or
+// "mesos-fine" by flint.mesos.coarse.
+const (
+	BackendLocal       = "local"
+	BackendEmbedded    = "embedded"
+	BackendMesosCoarse = "mesos-coarse"
+	BackendMesosFine   = "mesos-fine"
 )
 
-// RegisterBackend makes a backend available for a master kind. Backend
-// packages call it from init; the flint package imports them all.
-func RegisterBackend(kind MasterKind, f BackendFactory) {
+var (
+	backendsMu sync.RWMutex
+	backends   = map[string]BackendFactory{}
+)
+
+// RegisterBackend makes a backend available under name. Backend packages
+// call it from init; the flint package imports them all.
+func RegisterBackend(name string, f BackendFactory) {
 	backendsMu.Lock()
 	defer backendsMu.Unlock()
-	backends[kind] = f
+	backends[name] = f
 }
 
-func newBackend(p BackendParams) (Backend, error) {
+// BackendName is the registry name serving master m under cfg.
+func BackendName(m Master, cfg *Config) string {
+	switch m.Kind {
+	case MasterLocal:
+		return BackendLocal
+	case MasterEmbedded:
+		return BackendEmbedded
+	default:
+		if cfg.Bool("flint.mesos.coarse") {
+			return BackendMesosCoarse
+		}
+		return BackendMesosFine
+	}
+}
+
+// NewBackend builds the backend registered for p.Master (the embedded
+// backend uses it to build the Mesos backend that talks to its master).
+func NewBackend(p BackendParams) (Backend, error) {
+	name := BackendName(p.Master, p.Config)
 	backendsMu.RLock()
-	f := backends[p.Master.Kind]
+	f := backends[name]
 	backendsMu.RUnlock()
 	if f == nil {
-		return nil, fmt.Errorf("%w %q: the %s backend is not linked into this binary (import github.com/flint-mesos/flint to get every backend)", ErrNoBackend, p.Master.Raw, p.Master.Kind)
+		return nil, fmt.Errorf("%w %q: the %s backend is not linked into this binary (import github.com/flint-mesos/flint to get every backend)", ErrNoBackend, p.Master.Raw, name)
 	}
 	b, err := f(p)
 	if err != nil {
-		return nil, fmt.Errorf("framework: start %s backend: %w", p.Master.Kind, err)
+		return nil, fmt.Errorf("framework: start %s backend: %w", name, err)
 	}
 	return b, nil
 }

@@ -99,7 +99,7 @@ func NewContext(cfg *Config, opts ...Option) (*Context, error) {
 }
 
 func (c *Context) startBackend() error {
-	b, err := newBackend(BackendParams{Master: c.master, Config: c.cfg, Logger: c.log, Registry: c.registry})
+	b, err := NewBackend(BackendParams{Master: c.master, Config: c.cfg, Logger: c.log, Registry: c.registry})
 	if err != nil {
 		return err
 	}

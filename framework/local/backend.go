@@ -24,7 +24,7 @@ const (
 // even when no task ends (Spark's spark.scheduler.revive.interval).
 const reviveInterval = time.Second
 
-func init() { framework.RegisterBackend(framework.MasterLocal, New) }
+func init() { framework.RegisterBackend(framework.BackendLocal, New) }
 
 // Backend runs tasks on an in-process executor runtime.
 type Backend struct {

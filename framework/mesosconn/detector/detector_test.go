@@ -12,6 +12,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
+
+	"github.com/flint-mesos/flint/framework/mesosconn/detector/zktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -53,7 +55,7 @@ func TestParseMaster(t *testing.T) {
 }
 
 func TestParseMasterInfo(t *testing.T) {
-	l, err := ParseMasterInfo(masterJSON("m-1", "master1", 5050))
+	l, err := ParseMasterInfo(zktest.MasterJSON("m-1", "master1", 5050))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +118,8 @@ func next(t *testing.T, ch <-chan Leader) Leader {
 }
 
 func TestZooKeeperLeaderChanges(t *testing.T) {
-	addr := startZooKeeper(t)
-	client := zkClient(t, addr)
+	addr := zktest.Start(t)
+	client := zktest.Client(t, addr)
 	acl := zk.WorldACL(zk.PermAll)
 
 	d := NewZK([]string{addr}, "/mesos", quietLogger())
@@ -134,14 +136,14 @@ func TestZooKeeperLeaderChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := int32(zk.FlagEphemeral | zk.FlagSequence)
-	first, err := client.Create("/mesos/json.info_", masterJSON("master-1", "127.0.0.1", 5050), seq, acl)
+	first, err := client.Create("/mesos/json.info_", zktest.MasterJSON("master-1", "127.0.0.1", 5050), seq, acl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := client.Create("/mesos/log_replicas", nil, 0, acl); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Create("/mesos/json.info_", masterJSON("master-2", "localhost", 5051), seq, acl); err != nil {
+	if _, err := client.Create("/mesos/json.info_", zktest.MasterJSON("master-2", "localhost", 5051), seq, acl); err != nil {
 		t.Fatal(err)
 	}
 	l := next(t, ch)

@@ -1,7 +1,11 @@
-package detector
+// Package zktest starts a real ZooKeeper server for tests (Debian's zookeeperd: a JRE and
+// /usr/share/java/zookeeper.jar) and plays a Mesos master's part in leader election by writing
+// json.info_ znodes. Tests using it fail, never skip, when ZooKeeper cannot start.
+package zktest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,10 +21,10 @@ import (
 // zkJar is where Debian's zookeeper package (zookeeperd pulls it in) installs the server.
 const zkJar = "/usr/share/java/zookeeper.jar"
 
-// startZooKeeper runs a standalone ZooKeeper server on a loopback port for the test and returns
+// Start runs a standalone ZooKeeper server on a loopback port for the test and returns
 // its host:port. It fails the test when Java or ZooKeeper is missing: install Debian's
 // zookeeperd (which brings a JRE).
-func startZooKeeper(t *testing.T) string {
+func Start(t testing.TB) string {
 	t.Helper()
 	java, err := exec.LookPath("java")
 	if err != nil {
@@ -83,8 +87,9 @@ func ruok(addr string) bool {
 	return string(buf[:n]) == "imok"
 }
 
-// zkClient connects a plain client for the test to create and delete znodes.
-func zkClient(t *testing.T, addr string) *zk.Conn {
+// Client connects a plain client for the test to create and delete znodes; it returns once
+// the client has a session.
+func Client(t testing.TB, addr string) *zk.Conn {
 	t.Helper()
 	conn, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discard{}))
 	if err != nil {
@@ -95,6 +100,14 @@ func zkClient(t *testing.T, addr string) *zk.Conn {
 		for range events {
 		}
 	})
+	deadline := time.After(30 * time.Second)
+	for conn.State() != zk.StateHasSession {
+		select {
+		case <-events:
+		case <-deadline:
+			t.Fatalf("no ZooKeeper session with %s within 30s (state %s)", addr, conn.State())
+		}
+	}
 	return conn
 }
 
@@ -102,8 +115,24 @@ type discard struct{}
 
 func (discard) Printf(string, ...any) {}
 
-// masterJSON is what a Mesos master writes into its json.info_ znode.
-func masterJSON(id, host string, port int) []byte {
+// MasterJSON is what a Mesos master writes into its json.info_ znode.
+func MasterJSON(id, host string, port int) []byte {
 	return fmt.Appendf(nil, `{"address":{"hostname":%q,"ip":"127.0.0.1","port":%d},"hostname":%q,"id":%q,"ip":16777343,"pid":"master@127.0.0.1:%d","port":%d,"version":"1.11.0","capabilities":[{"type":"AGENT_UPDATE"},{"type":"QUOTA_V2"}]}`,
 		host, port, host, id, port, port)
+}
+
+// Elect adds a contender for master id at host:port under path (created when missing) as an
+// ephemeral sequential json.info_ node, and returns the node's path (delete it to make the
+// master lose leadership).
+func Elect(t testing.TB, c *zk.Conn, path, id, host string, port int) string {
+	t.Helper()
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := c.Create(path, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	node, err := c.Create(path+"/json.info_", MasterJSON(id, host, port), int32(zk.FlagEphemeral|zk.FlagSequence), acl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node
 }

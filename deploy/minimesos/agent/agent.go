@@ -1,0 +1,479 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/deploy/minimesos/agent/statusupdate"
+	"github.com/flint-mesos/flint/deploy/minimesos/link"
+)
+
+// Errors.
+var (
+	ErrConfig  = errors.New("agent: invalid config")
+	ErrClosed  = errors.New("agent: closed")
+	ErrStarted = errors.New("agent: already started")
+)
+
+// FetchFunc fetches URIs into a sandbox before a command runs (the uri
+// package's fetcher, adapted).
+type FetchFunc func(ctx context.Context, uris []mesos.CommandInfo_URI, sandbox string) error
+
+// Config configures an agent. Zero durations take the defaults noted.
+type Config struct {
+	// ID re-registers under this agent id (empty: the master assigns one,
+	// or the id recovered from WorkDir is used).
+	ID       string
+	Hostname string // default os.Hostname
+	WorkDir  string // required
+	// Endpoint is host:port of the agent's HTTP server (Handler), given to
+	// executors as MESOS_AGENT_ENDPOINT. Required to launch custom executors.
+	Endpoint string
+	// Resources and Attributes in Mesos' flag syntax (ParseResources).
+	Resources  string // default "cpus:4;mem:4096;disk:10240;ports:[31000-32000]"
+	Attributes string
+	// Fetch fetches CommandInfo.uris; nil refuses tasks with URIs.
+	Fetch FetchFunc
+	// Env is the environment executors inherit (nil: os.Environ()).
+	Env []string
+
+	RegistrationTimeout    time.Duration // executor must subscribe within (1m)
+	ReregistrationTimeout  time.Duration // recovered executor must re-subscribe within (5s)
+	ShutdownGrace          time.Duration // executor shutdown grace (5s)
+	RecoveryTimeout        time.Duration // MESOS_RECOVERY_TIMEOUT (15m)
+	SubscriptionBackoffMax time.Duration // MESOS_SUBSCRIPTION_BACKOFF_MAX (2s)
+	KillGrace              time.Duration // command task kill grace (3s)
+	GCDelay                time.Duration // sandbox removal after exit (1 week)
+	UpdateRetryMin         time.Duration // status update retry (10s)
+	UpdateRetryMax         time.Duration // status update retry cap (10m)
+	ReregisterBackoff      time.Duration // between registration attempts (1s)
+	PollInterval           time.Duration // liveness poll of recovered processes (100ms)
+	Logger                 logrus.FieldLogger
+}
+
+func (c *Config) defaults() error {
+	var errs []error
+	if c.WorkDir == "" {
+		errs = append(errs, fmt.Errorf("%w: WorkDir is required", ErrConfig))
+	}
+	if c.Hostname == "" {
+		c.Hostname, _ = os.Hostname()
+	}
+	if c.Resources == "" {
+		c.Resources = "cpus:4;mem:4096;disk:10240;ports:[31000-32000]"
+	}
+	if c.Env == nil {
+		c.Env = os.Environ()
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.RegistrationTimeout, time.Minute)
+	def(&c.ReregistrationTimeout, 5*time.Second)
+	def(&c.ShutdownGrace, 5*time.Second)
+	def(&c.RecoveryTimeout, 15*time.Minute)
+	def(&c.SubscriptionBackoffMax, 2*time.Second)
+	def(&c.KillGrace, 3*time.Second)
+	def(&c.GCDelay, 7*24*time.Hour)
+	def(&c.UpdateRetryMin, 10*time.Second)
+	def(&c.UpdateRetryMax, 10*time.Minute)
+	def(&c.ReregisterBackoff, time.Second)
+	def(&c.PollInterval, 100*time.Millisecond)
+	if c.Logger == nil {
+		c.Logger = logrus.StandardLogger()
+	}
+	return errors.Join(errs...)
+}
+
+// Agent is one minimesos agent. Create with New, then Start.
+type Agent struct {
+	cfg        Config
+	log        logrus.FieldLogger
+	resources  []mesos.Resource
+	attributes []mesos.Attribute
+	sum        *statusupdate.Manager
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu         sync.Mutex
+	agentID    string
+	master     link.Master
+	started    bool
+	closed     bool
+	inbox      []link.MasterMessage
+	inboxReady chan struct{}
+	reregister chan struct{}
+	lastPing   time.Time
+	pingEvery  time.Duration
+	frameworks map[string]*framework
+	gcTimers   map[*time.Timer]struct{}
+
+	// checkpoint state usable without a.mu
+	ckptFW      sync.Map     // framework id → true for checkpointing frameworks
+	ckptAgent   atomic.Value // agent id (string) once known
+	ckptMu      sync.Mutex
+	ckptWritten bool
+}
+
+var _ link.Agent = (*Agent)(nil)
+
+// New validates cfg, recovers checkpointed state from the work dir and
+// returns an agent that is not yet registered.
+func New(cfg Config) (*Agent, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	res, err1 := ParseResources(cfg.Resources)
+	attrs, err2 := ParseAttributes(cfg.Attributes)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+		return nil, fmt.Errorf("agent: work dir: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &Agent{
+		cfg: cfg, log: cfg.Logger, resources: res, attributes: attrs,
+		ctx: ctx, cancel: cancel, agentID: cfg.ID,
+		inboxReady: make(chan struct{}, 1), reregister: make(chan struct{}, 1),
+		frameworks: map[string]*framework{}, gcTimers: map[*time.Timer]struct{}{},
+	}
+	a.sum = statusupdate.New(statusupdate.Config{
+		Forward: a.forwardUpdate, RetryMin: cfg.UpdateRetryMin, RetryMax: cfg.UpdateRetryMax,
+		Changed: a.checkpointUpdates, Logger: cfg.Logger,
+	})
+	if err := a.recover(); err != nil {
+		a.sum.Close()
+		cancel()
+		return nil, err
+	}
+	return a, nil
+}
+
+// ID is the agent id assigned by the master ("" before registration).
+func (a *Agent) ID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.agentID
+}
+
+// Resources are the agent's total resources.
+func (a *Agent) Resources() []mesos.Resource { return a.resources }
+
+// Start registers with m and keeps the agent registered (re-registering
+// after a master restart, ErrUnknownAgent or missed pings) until ctx ends
+// or Close. It returns once the first registration succeeded or ctx ended.
+func (a *Agent) Start(ctx context.Context, m link.Master) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return ErrClosed
+	}
+	if a.started {
+		a.mu.Unlock()
+		return ErrStarted
+	}
+	a.started, a.master = true, m
+	a.mu.Unlock()
+	first := make(chan error, 1)
+	a.wg.Add(2)
+	go a.inboxLoop()
+	go a.registrationLoop(ctx, first)
+	select {
+	case err := <-first:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (a *Agent) registration() link.Registration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := link.Registration{
+		AgentInfo: mesos.AgentInfo{Hostname: a.cfg.Hostname, Resources: a.resources, Attributes: a.attributes},
+		Endpoint:  a.cfg.Endpoint,
+	}
+	if a.agentID != "" {
+		r.AgentInfo.ID = &mesos.AgentID{Value: a.agentID}
+	}
+	for _, fw := range a.frameworks {
+		if len(fw.executors) == 0 {
+			continue
+		}
+		r.Frameworks = append(r.Frameworks, fw.info)
+		for _, ex := range fw.executors {
+			if ex.state == exTerminated {
+				continue
+			}
+			r.Executors = append(r.Executors, link.Executor{FrameworkID: fw.id(), Info: ex.info})
+			r.Tasks = append(r.Tasks, ex.reportTasks(a.agentID)...)
+		}
+	}
+	return r
+}
+
+func (a *Agent) registrationLoop(ctx context.Context, first chan<- error) {
+	defer a.wg.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-a.ctx.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	registered := false
+	for {
+		reg, err := a.master.RegisterAgent(ctx, a.registration(), a)
+		if errors.Is(err, link.ErrUnknownAgent) && a.ID() != "" {
+			a.log.WithField("agent", a.ID()).Warn("agent: master refused re-registration; registering anew")
+			a.mu.Lock()
+			a.agentID = ""
+			a.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			a.log.WithError(err).Debug("agent: registration failed")
+		} else {
+			a.registered(reg)
+			if !registered {
+				registered = true
+				first <- nil
+			}
+		}
+		if !a.waitForReregistration(ctx, err == nil) {
+			return
+		}
+		a.sum.Pause()
+	}
+}
+
+func (a *Agent) registered(reg link.Registered) {
+	a.mu.Lock()
+	a.agentID = reg.AgentID.Value
+	a.pingEvery = reg.PingInterval
+	a.lastPing = time.Now()
+	a.mu.Unlock()
+	a.ckptAgent.Store(reg.AgentID.Value)
+	a.writeAgentID(reg.AgentID.Value)
+	a.sum.SetAgentID(reg.AgentID.Value)
+	a.log.WithField("agent", reg.AgentID.Value).Info("agent: registered")
+}
+
+// waitForReregistration blocks until the agent must register again (it
+// returns true) or ctx ends (false). While registered it watches pings:
+// five missed intervals mean the master is gone.
+func (a *Agent) waitForReregistration(ctx context.Context, ok bool) bool {
+	if !ok {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(a.cfg.ReregisterBackoff):
+			return true
+		}
+	}
+	tick := time.NewTicker(a.cfg.ReregisterBackoff)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-a.reregister:
+			return true
+		case <-tick.C:
+			a.mu.Lock()
+			silent := a.pingEvery > 0 && time.Since(a.lastPing) > 5*a.pingEvery
+			a.mu.Unlock()
+			if silent {
+				return true
+			}
+		}
+	}
+}
+
+func (a *Agent) triggerReregistration() {
+	select {
+	case a.reregister <- struct{}{}:
+	default:
+	}
+}
+
+// send delivers an agent message to the master asynchronously (never
+// from Deliver's caller).
+func (a *Agent) send(m link.AgentMessage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.sendLocked(m)
+}
+
+func (a *Agent) sendLocked(m link.AgentMessage) {
+	master, id := a.master, a.agentID
+	if a.closed || master == nil {
+		return
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := master.FromAgent(a.ctx, id, m); errors.Is(err, link.ErrUnknownAgent) {
+			a.triggerReregistration()
+		} else if err != nil {
+			a.log.WithError(err).Debug("agent: message to master failed")
+		}
+	}()
+}
+
+func (a *Agent) forwardUpdate(ctx context.Context, u link.StatusUpdate) error {
+	a.mu.Lock()
+	master, id := a.master, a.agentID
+	a.mu.Unlock()
+	if master == nil {
+		return ErrClosed
+	}
+	err := master.FromAgent(ctx, id, link.AgentMessage{StatusUpdate: &u})
+	if errors.Is(err, link.ErrUnknownAgent) {
+		a.triggerReregistration()
+	}
+	return err
+}
+
+// Deliver queues a master message; it returns at once.
+func (a *Agent) Deliver(m link.MasterMessage) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return ErrClosed
+	}
+	a.inbox = append(a.inbox, m)
+	a.mu.Unlock()
+	select {
+	case a.inboxReady <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// inboxLoop handles master messages one at a time, in order.
+func (a *Agent) inboxLoop() {
+	defer a.wg.Done()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-a.inboxReady:
+		}
+		for {
+			a.mu.Lock()
+			if len(a.inbox) == 0 || a.closed {
+				a.mu.Unlock()
+				break
+			}
+			m := a.inbox[0]
+			a.inbox = a.inbox[1:]
+			a.mu.Unlock()
+			a.handle(m)
+		}
+	}
+}
+
+func (a *Agent) handle(m link.MasterMessage) {
+	switch {
+	case m.Ping != nil:
+		a.mu.Lock()
+		a.lastPing = time.Now()
+		a.mu.Unlock()
+		a.send(link.AgentMessage{Pong: &link.Pong{Seq: m.Ping.Seq}})
+	case m.RunTask != nil:
+		a.runTask(*m.RunTask)
+	case m.KillTask != nil:
+		a.killTask(*m.KillTask)
+	case m.ShutdownExecutor != nil:
+		a.shutdownExecutor(m.ShutdownExecutor.FrameworkID.Value, m.ShutdownExecutor.ExecutorID.Value)
+	case m.ShutdownFramework != nil:
+		a.shutdownFramework(m.ShutdownFramework.FrameworkID.Value)
+	case m.Acknowledge != nil:
+		a.acknowledge(*m.Acknowledge)
+	case m.FrameworkMessage != nil:
+		a.frameworkMessage(*m.FrameworkMessage)
+	case m.UpdateFramework != nil:
+		a.mu.Lock()
+		if fw := a.frameworks[m.UpdateFramework.Framework.GetID().GetValue()]; fw != nil {
+			fw.info = m.UpdateFramework.Framework
+		}
+		a.mu.Unlock()
+	}
+}
+
+// Stop leaves every executor running (for a restarted agent on the same
+// work dir to recover) and stops the agent: streams closed, retries and
+// timers stopped.
+func (a *Agent) Stop() { a.stop(false) }
+
+// Close kills every process the agent started or recovered, waits for
+// them to end, and stops the agent.
+func (a *Agent) Close() error {
+	a.stop(true)
+	return nil
+}
+
+func (a *Agent) stop(kill bool) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return
+	}
+	a.closed = true
+	var procs []*execRun
+	for _, fw := range a.frameworks {
+		for _, ex := range fw.executors {
+			procs = append(procs, ex)
+			ex.stopTimers()
+			ex.closeSubscription()
+		}
+	}
+	for t := range a.gcTimers {
+		t.Stop()
+	}
+	a.mu.Unlock()
+	for _, ex := range procs {
+		if ex.proc == nil {
+			continue
+		}
+		if kill {
+			ex.proc.Kill(0)
+			<-ex.proc.Done()
+			ex.proc.Destroy()
+		} else {
+			ex.proc.Release()
+		}
+	}
+	a.cancel()
+	a.sum.Close()
+	a.wg.Wait()
+}
+
+func newUUID() []byte {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return b
+}
+
+func uuidString(b []byte) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

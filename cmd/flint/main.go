@@ -31,7 +31,7 @@ func run(ctx context.Context, args []string) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(submitCommand(), versionCommand())
+	root.AddCommand(submitCommand(), versionCommand(), mesosCommand())
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	var exit *exec.ExitError

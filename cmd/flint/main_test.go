@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var flintBin string
@@ -98,5 +102,59 @@ func TestVersion(t *testing.T) {
 	out, _, code := runFlint(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "flint ") {
 		t.Fatalf("version: exit %d, %q", code, out)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestMesosLocalServesStateWithBothAgents(t *testing.T) {
+	addr := freePort(t)
+	cmd := exec.Command(flintBin, "mesos", "local", "--agents", "2", "--listen", addr, "--work-dir", t.TempDir(), "--log-level", "warn")
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Slaves []struct {
+			ID string `json:"id"`
+		} `json:"slaves"`
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(st.Slaves) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		resp, err := http.Get("http://" + addr + "/state")
+		if err != nil {
+			continue
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+	}
+	if len(st.Slaves) != 2 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("/state lists %d slaves, want 2\nstderr:\n%s", len(st.Slaves), errOut.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("flint mesos local exited with %v after SIGINT\nstderr:\n%s", err, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("flint mesos local did not stop on SIGINT")
 	}
 }

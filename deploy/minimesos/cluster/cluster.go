@@ -1,0 +1,203 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/deploy/minimesos/agent"
+	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/deploy/minimesos/master"
+	"github.com/flint-mesos/flint/uri"
+)
+
+// Config describes a cluster to start.
+type Config struct {
+	// Listen is the master's host:port ("127.0.0.1:0" picks a port).
+	Listen string
+	// Master configures the master; Hostname and Port are filled from the
+	// listener when empty.
+	Master master.Config
+	// AgentSecret, when set, is the bearer secret remote agents must present.
+	AgentSecret string
+	// Agents is the number of in-process agents; Agent is their template.
+	// Each gets WorkDir/agent-<i> and its own listener on AgentListen.
+	Agents      int
+	Agent       agent.Config
+	AgentListen string // default "127.0.0.1:0"
+	// FetchCacheBytes bounds each agent's fetcher cache (0: no cache).
+	FetchCacheBytes int64
+	Logger          logrus.FieldLogger
+}
+
+// Cluster is a running master with its in-process agents.
+type Cluster struct {
+	Master *master.Master
+	Agents []*agent.Agent
+
+	url     string
+	servers []*http.Server
+	wg      sync.WaitGroup
+	cancel  context.CancelFunc
+	once    sync.Once
+	err     error
+}
+
+// Start starts the master and the agents, and returns once every agent has
+// registered (or ctx ends).
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = logrus.StandardLogger()
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:5050"
+	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: master listen: %w", err)
+	}
+	c := &Cluster{}
+	if err := c.startMaster(cfg, lis); err != nil {
+		lis.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	for i := 0; i < cfg.Agents; i++ {
+		if err := c.startAgent(ctx, runCtx, cfg, i); err != nil {
+			c.Close(context.Background())
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Cluster) startMaster(cfg Config, lis net.Listener) error {
+	host, port, _ := net.SplitHostPort(lis.Addr().String())
+	mc := cfg.Master
+	if mc.Hostname == "" {
+		mc.Hostname = host
+	}
+	if mc.Port == 0 {
+		p, _ := strconv.Atoi(port)
+		mc.Port = uint32(p)
+	}
+	if mc.Logger == nil {
+		mc.Logger = cfg.Logger
+	}
+	m, err := master.New(mc)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	c.Master = m
+	mux := http.NewServeMux()
+	mux.Handle("/internal/agent/", link.Handler(m, link.HandlerConfig{Secret: cfg.AgentSecret, Logger: cfg.Logger}))
+	mux.Handle("/", m.Handler())
+	c.url = "http://" + lis.Addr().String()
+	c.serve(lis, mux)
+	return nil
+}
+
+func (c *Cluster) serve(lis net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	c.servers = append(c.servers, srv)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logrus.Errorf("cluster: serve %s: %v", lis.Addr(), err)
+		}
+	}()
+}
+
+func (c *Cluster) startAgent(ctx, runCtx context.Context, cfg Config, i int) error {
+	listen := cfg.AgentListen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("cluster: agent %d listen: %w", i, err)
+	}
+	ac := cfg.Agent
+	ac.WorkDir = filepath.Join(cfg.Agent.WorkDir, fmt.Sprintf("agent-%d", i))
+	ac.Endpoint = lis.Addr().String()
+	if ac.Logger == nil {
+		ac.Logger = cfg.Logger.WithField("agent", i)
+	}
+	if ac.Fetch == nil {
+		f, err := NewFetch(filepath.Join(ac.WorkDir, "fetch-cache"), cfg.FetchCacheBytes)
+		if err != nil {
+			lis.Close()
+			return err
+		}
+		ac.Fetch = f
+	}
+	a, err := agent.New(ac)
+	if err != nil {
+		lis.Close()
+		return fmt.Errorf("cluster: agent %d: %w", i, err)
+	}
+	c.Agents = append(c.Agents, a)
+	c.serve(lis, a.Handler())
+	if err := a.Start(runCtx, c.Master); err != nil {
+		return fmt.Errorf("cluster: start agent %d: %w", i, err)
+	}
+	return nil
+}
+
+// NewFetch returns an agent fetch function backed by the uri fetcher, with a
+// cache of cacheBytes in dir (no cache when cacheBytes is 0).
+func NewFetch(dir string, cacheBytes int64) (agent.FetchFunc, error) {
+	var cache *uri.Cache
+	if cacheBytes > 0 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("cluster: fetch cache: %w", err)
+		}
+		var err error
+		if cache, err = uri.NewCache(dir, cacheBytes); err != nil {
+			return nil, fmt.Errorf("cluster: fetch cache: %w", err)
+		}
+	}
+	f := uri.New(uri.Config{Cache: cache})
+	return func(ctx context.Context, uris []mesos.CommandInfo_URI, sandbox string) error {
+		_, err := f.Fetch(ctx, uris, sandbox)
+		return err
+	}, nil
+}
+
+// URL is the master's base URL (http://host:port).
+func (c *Cluster) URL() string { return c.url }
+
+// Close stops the agents (killing what they run), the master and every
+// server, and waits for them.
+func (c *Cluster) Close(ctx context.Context) error {
+	c.once.Do(func() {
+		var errs []error
+		for _, a := range c.Agents {
+			errs = append(errs, a.Close())
+		}
+		if c.cancel != nil {
+			c.cancel()
+		}
+		c.Master.Close()
+		for _, s := range c.servers {
+			if err := s.Shutdown(ctx); err != nil {
+				errs = append(errs, s.Close())
+			}
+		}
+		c.wg.Wait()
+		c.err = errors.Join(errs...)
+	})
+	return c.err
+}

@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"go.uber.org/goleak"
+
+	"github.com/flint-mesos/flint/deploy/minimesos/agent"
+	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/deploy/minimesos/master"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func quiet() *logrus.Logger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
+}
+
+func slaves(t *testing.T, url string) []map[string]any {
+	t.Helper()
+	resp, err := http.Get(url + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Slaves []map[string]any `json:"slaves"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Slaves
+}
+
+func TestClusterWithLocalAndRemoteAgents(t *testing.T) {
+	log := quiet()
+	c, err := Start(context.Background(), Config{
+		Listen: "127.0.0.1:0", AgentSecret: "agent-secret", Agents: 2,
+		Master: master.Config{AllocationInterval: 50 * time.Millisecond, AgentPingInterval: 100 * time.Millisecond},
+		Agent:  agent.Config{WorkDir: t.TempDir(), Resources: "cpus:2;mem:1024;disk:1024;ports:[31000-31009]"},
+		Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if got := slaves(t, c.URL()); len(got) != 2 {
+		t.Fatalf("/state lists %d agents, want 2: %v", len(got), got)
+	}
+
+	// A third agent joins over HTTP, as `flint mesos agent` does.
+	fetch, err := NewFetch(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := agent.New(agent.Config{WorkDir: t.TempDir(), Hostname: "remote-host", Resources: "cpus:1;mem:512", Fetch: fetch, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := link.Dial(c.URL(), link.ClientConfig{Secret: "agent-secret", Logger: log})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := remote.Start(ctx, client); err != nil {
+		t.Fatal(err)
+	}
+	got := slaves(t, c.URL())
+	if len(got) != 3 {
+		t.Fatalf("/state lists %d agents after the remote one joined, want 3", len(got))
+	}
+	found := false
+	for _, s := range got {
+		found = found || s["hostname"] == "remote-host"
+	}
+	if !found {
+		t.Fatalf("remote agent missing from /state: %v", got)
+	}
+	if err := remote.Close(); err != nil {
+		t.Fatal(err)
+	}
+	client.Close()
+
+	// A wrong secret is refused.
+	bad := link.Dial(c.URL(), link.ClientConfig{Secret: "wrong", Logger: log})
+	defer bad.Close()
+	if _, err := bad.RegisterAgent(ctx, link.Registration{}, link.AgentFunc(func(link.MasterMessage) error { return nil })); err == nil {
+		t.Fatal("agent with a wrong secret registered")
+	}
+}

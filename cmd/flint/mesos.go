@@ -36,9 +36,9 @@ func mesosCommand() *cobra.Command {
 // masterFlags are the flags shared by `mesos master` and `mesos local`.
 type masterFlags struct {
 	listen, id, hostname, credentials, weights, agentSecretFile, logLevel, logFormat string
-	heartbeat, allocation, offerTimeout, pingInterval                               time.Duration
-	allocateOnRelease                                                               bool
-	maxOffers, maxMissedPings                                                       int
+	heartbeat, allocation, offerTimeout, pingInterval                                time.Duration
+	allocateOnRelease                                                                bool
+	maxOffers, maxMissedPings                                                        int
 }
 
 func (f *masterFlags) register(fs *pflag.FlagSet) {

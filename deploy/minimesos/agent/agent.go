@@ -174,8 +174,9 @@ func (a *Agent) ID() string {
 func (a *Agent) Resources() []mesos.Resource { return a.resources }
 
 // Start registers with m and keeps the agent registered (re-registering
-// after a master restart, ErrUnknownAgent or missed pings) until ctx ends
-// or Close. It returns once the first registration succeeded or ctx ended.
+// after a master restart, ErrUnknownAgent or missed pings) until Stop or
+// Close. It returns once the first registration succeeded, or with ctx's
+// error if ctx ends first (registration attempts go on in the background).
 func (a *Agent) Start(ctx context.Context, m link.Master) error {
 	a.mu.Lock()
 	if a.closed {
@@ -191,7 +192,7 @@ func (a *Agent) Start(ctx context.Context, m link.Master) error {
 	first := make(chan error, 1)
 	a.wg.Add(2)
 	go a.inboxLoop()
-	go a.registrationLoop(ctx, first)
+	go a.registrationLoop(a.ctx, first)
 	select {
 	case err := <-first:
 		return err
@@ -228,15 +229,6 @@ func (a *Agent) registration() link.Registration {
 
 func (a *Agent) registrationLoop(ctx context.Context, first chan<- error) {
 	defer a.wg.Done()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-a.ctx.Done():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	registered := false
 	for {
 		reg, err := a.master.RegisterAgent(ctx, a.registration(), a)
@@ -253,7 +245,7 @@ func (a *Agent) registrationLoop(ctx context.Context, first chan<- error) {
 			a.registered(reg)
 			if !registered {
 				registered = true
-				first <- nil
+				first <- nil // buffered
 			}
 		}
 		if !a.waitForReregistration(ctx, err == nil) {

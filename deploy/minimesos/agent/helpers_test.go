@@ -49,6 +49,7 @@ type fakeMaster struct {
 	msgs    []link.ExecutorMessage
 	acked   map[string]bool
 	autoAck bool
+	unknown int // answer this many FromAgent calls with ErrUnknownAgent
 	nextID  string
 }
 
@@ -70,6 +71,11 @@ func (f *fakeMaster) RegisterAgent(_ context.Context, r link.Registration, to li
 
 func (f *fakeMaster) FromAgent(_ context.Context, _ string, m link.AgentMessage) error {
 	f.mu.Lock()
+	if f.unknown > 0 {
+		f.unknown--
+		f.mu.Unlock()
+		return link.ErrUnknownAgent
+	}
 	var ack *link.Acknowledge
 	switch {
 	case m.StatusUpdate != nil:
@@ -90,6 +96,12 @@ func (f *fakeMaster) FromAgent(_ context.Context, _ string, m link.AgentMessage)
 		_ = agent.Deliver(link.MasterMessage{Acknowledge: ack})
 	}
 	return nil
+}
+
+func (f *fakeMaster) registrations() []link.Registration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]link.Registration(nil), f.regs...)
 }
 
 func (f *fakeMaster) AgentDisconnected(string, link.Agent) {}
@@ -198,7 +210,11 @@ func (w testWriter) Write(p []byte) (int, error) {
 // sandboxes.
 func startAgent(t testing.TB, m *fakeMaster, cfg Config) *testAgent {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := cfg.Endpoint
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

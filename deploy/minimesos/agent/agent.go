@@ -124,6 +124,7 @@ type Agent struct {
 	// checkpoint state usable without a.mu
 	ckptFW      sync.Map     // framework id → true for checkpointing frameworks
 	ckptAgent   atomic.Value // agent id (string) once known
+	ckptAny     atomic.Bool  // some framework checkpoints
 	ckptMu      sync.Mutex
 	ckptWritten bool
 }

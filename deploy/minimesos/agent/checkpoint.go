@@ -75,9 +75,17 @@ func (a *Agent) writeAgentID(id string) {
 func (a *Agent) checkpointLocked(ex *execRun) {
 	if ex.fw.info.GetCheckpoint() {
 		a.ckptFW.Store(ex.fw.id().Value, true)
+		a.ckptAny.Store(true)
 	}
 	if ex.state == exTerminated || a.agentID == "" {
 		return
+	}
+	if !ex.fw.info.GetCheckpoint() {
+		// Only the pid matters (to kill it after a restart): write once.
+		if ex.proc == nil || ex.pidRecorded {
+			return
+		}
+		ex.pidRecorded = true
 	}
 	rs := runState{Framework: ex.fw.info, Executor: ex.info, ContainerID: ex.containerID, Sandbox: ex.sandbox}
 	if ex.proc != nil {
@@ -105,7 +113,7 @@ func (a *Agent) removeCheckpointLocked(ex *execRun) {
 // possibly with a.mu held: it must not take a.mu).
 func (a *Agent) checkpointUpdates() {
 	id, _ := a.ckptAgent.Load().(string)
-	if id == "" {
+	if id == "" || !a.ckptAny.Load() {
 		return
 	}
 	var keep []link.StatusUpdate
@@ -183,6 +191,7 @@ func (a *Agent) recoverRunLocked(rs runState) {
 		fw = &framework{info: rs.Framework, executors: map[string]*execRun{}}
 		a.frameworks[rs.Framework.ID.Value] = fw
 		a.ckptFW.Store(rs.Framework.ID.Value, true)
+		a.ckptAny.Store(true)
 	}
 	ex := &execRun{fw: fw, info: rs.Executor, containerID: rs.ContainerID, sandbox: rs.Sandbox, tasks: map[string]*task{}, recovered: true}
 	for _, t := range rs.Tasks {

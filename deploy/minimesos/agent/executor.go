@@ -54,6 +54,7 @@ type execRun struct {
 	regTimer    *time.Timer
 	killTimer   *time.Timer
 	recovered   bool
+	pidRecorded bool // non-checkpointing run: pid checkpointed once
 }
 
 func (ex *execRun) stopTimers() {

@@ -50,7 +50,9 @@ type fakeMaster struct {
 	acked   map[string]bool
 	autoAck bool
 	unknown int // answer this many FromAgent calls with ErrUnknownAgent
-	nextID  string
+	// onUpdate, if set, sees every forwarded update (under f.mu).
+	onUpdate func(link.StatusUpdate)
+	nextID   string
 }
 
 func newFakeMaster() *fakeMaster {
@@ -81,6 +83,9 @@ func (f *fakeMaster) FromAgent(_ context.Context, _ string, m link.AgentMessage)
 	case m.StatusUpdate != nil:
 		u := *m.StatusUpdate
 		f.updates = append(f.updates, u)
+		if f.onUpdate != nil {
+			f.onUpdate(u)
+		}
 		if f.autoAck && !f.acked[string(u.Status.UUID)] {
 			f.acked[string(u.Status.UUID)] = true
 			ack = &link.Acknowledge{FrameworkID: u.FrameworkID, TaskID: u.Status.TaskID, UUID: u.Status.UUID}
@@ -106,7 +111,7 @@ func (f *fakeMaster) registrations() []link.Registration {
 
 func (f *fakeMaster) AgentDisconnected(string, link.Agent) {}
 
-func (f *fakeMaster) deliver(t *testing.T, m link.MasterMessage) {
+func (f *fakeMaster) deliver(t testing.TB, m link.MasterMessage) {
 	t.Helper()
 	f.mu.Lock()
 	a := f.agent

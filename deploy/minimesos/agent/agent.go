@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/statusupdate"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/uri"
 )
 
 // Errors.
@@ -41,8 +43,10 @@ type Config struct {
 	// Resources and Attributes in Mesos' flag syntax (ParseResources).
 	Resources  string // default "cpus:4;mem:4096;disk:10240;ports:[31000-32000]"
 	Attributes string
-	// Fetch fetches CommandInfo.uris; nil refuses tasks with URIs.
-	Fetch FetchFunc
+	// Fetch fetches CommandInfo.uris (default: the uri package's fetcher
+	// with a FetcherCacheBytes cache in <work_dir>/fetch).
+	Fetch             FetchFunc
+	FetcherCacheBytes int64 // default 2 GiB, as Mesos' --fetcher_cache_size
 	// Env is the environment executors inherit (nil: os.Environ()).
 	Env []string
 
@@ -70,6 +74,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Resources == "" {
 		c.Resources = "cpus:4;mem:4096;disk:10240;ports:[31000-32000]"
+	}
+	if c.FetcherCacheBytes <= 0 {
+		c.FetcherCacheBytes = 2 << 30
 	}
 	if c.Env == nil {
 		c.Env = os.Environ()
@@ -144,6 +151,17 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, fmt.Errorf("agent: work dir: %w", err)
+	}
+	if cfg.Fetch == nil {
+		cache, err := uri.NewCache(filepath.Join(cfg.WorkDir, "fetch"), cfg.FetcherCacheBytes)
+		if err != nil {
+			return nil, fmt.Errorf("agent: fetcher cache: %w", err)
+		}
+		f := uri.New(uri.Config{Cache: cache})
+		cfg.Fetch = func(ctx context.Context, uris []mesos.CommandInfo_URI, sandbox string) error {
+			_, err := f.Fetch(ctx, uris, sandbox)
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Agent{

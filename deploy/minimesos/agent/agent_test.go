@@ -229,3 +229,33 @@ func TestParseResourcesAndAttributes(t *testing.T) {
 		t.Error("attribute without value accepted")
 	}
 }
+
+// URIs are fetched into the sandbox before the command runs; a failed
+// fetch fails the task with REASON_CONTAINER_LAUNCH_FAILED and the cause.
+func TestFetchURIs(t *testing.T) {
+	m := newFakeMaster()
+	ta := startAgent(t, m, fastConfig(t, t.TempDir()))
+	src := filepath.Join(t.TempDir(), "tool.sh")
+	if err := os.WriteFile(src, []byte("#!/bin/sh\necho fetched\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	task := cmdTask("fetch", "./tool.sh")
+	task.Command.URIs = []mesos.CommandInfo_URI{{Value: src, Executable: &yes}}
+	runTask(t, ta, fwInfo("fw", false), task)
+	m.waitState(t, "fetch", mesos.TASK_FINISHED)
+	out, _ := os.ReadFile(filepath.Join(ta.workDir, "slaves/S1/frameworks/fw/executors/fetch/runs/latest/stdout"))
+	if string(out) != "fetched\n" {
+		t.Fatalf("stdout %q", out)
+	}
+	task = cmdTask("nofetch", "true")
+	task.Command.URIs = []mesos.CommandInfo_URI{{Value: "/no/such/file.tgz"}}
+	runTask(t, ta, fwInfo("fw", false), task)
+	st := m.waitState(t, "nofetch", mesos.TASK_FAILED)
+	if st.GetReason() != mesos.REASON_CONTAINER_LAUNCH_FAILED || !strings.Contains(st.GetMessage(), "/no/such/file.tgz") {
+		t.Fatalf("failed fetch: %v %q", st.GetReason(), st.GetMessage())
+	}
+	if got := stateNames(m.states("nofetch")); got != "TASK_FAILED" || *st.Source != mesos.SOURCE_AGENT {
+		t.Fatalf("updates %s", got)
+	}
+}

@@ -63,13 +63,24 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 	}
 	ex.state = exRunning
 	ex.tasks[ti.TaskID.Value] = &task{info: ti, state: mesos.TASK_STAGING, launched: true}
-	a.commandUpdateLocked(ex, mesos.TASK_STARTING, nil, "")
 	spec := containerizer.Spec{Command: *ti.Command, Sandbox: ex.sandbox, Env: a.envLocked(ex, *ti.Command), User: runAs(*ti.Command, fw.info)}
 	a.checkpointLocked(ex)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		proc, err := a.spawn(ti.Command.URIs, spec)
+		// As in Mesos, URIs are fetched before the command executor runs: a
+		// failure is the agent's TASK_FAILED, with no TASK_STARTING.
+		if err := a.fetch(ti.Command.URIs, spec.Sandbox); err != nil {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED,
+				mesos.REASON_CONTAINER_LAUNCH_FAILED, "Failed to launch container: "+err.Error())
+			return
+		}
+		a.mu.Lock()
+		a.commandUpdateLocked(ex, mesos.TASK_STARTING, nil, "")
+		a.mu.Unlock()
+		proc, err := containerizer.Launch(spec)
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if err != nil {

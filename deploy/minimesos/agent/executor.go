@@ -220,7 +220,11 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		proc, err := a.spawn(uris, spec)
+		var proc *containerizer.Process
+		err := a.fetch(uris, spec.Sandbox)
+		if err == nil {
+			proc, err = containerizer.Launch(spec)
+		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if err == nil && (a.closed || ex.state >= exTerminating) {
@@ -238,16 +242,12 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 	}()
 }
 
-func (a *Agent) spawn(uris []mesos.CommandInfo_URI, spec containerizer.Spec) (*containerizer.Process, error) {
-	if len(uris) > 0 {
-		if a.cfg.Fetch == nil {
-			return nil, fmt.Errorf("agent: no fetcher configured for %d URIs", len(uris))
-		}
-		if err := a.cfg.Fetch(a.ctx, uris, spec.Sandbox); err != nil {
-			return nil, err
-		}
+// fetch fetches uris into a sandbox, in order.
+func (a *Agent) fetch(uris []mesos.CommandInfo_URI, sandbox string) error {
+	if len(uris) == 0 {
+		return nil
 	}
-	return containerizer.Launch(spec)
+	return a.cfg.Fetch(a.ctx, uris, sandbox)
 }
 
 // watchLocked waits for ex's process to end.

@@ -60,8 +60,9 @@ func (c ServerConfig) validate() error {
 			break
 		}
 	}
-	if strings.ContainsAny(c.AdvertiseHost, "/?#@ \t\r\n") {
-		errs = append(errs, fmt.Errorf("uri: server: AdvertiseHost %q is not a host name or IP", c.AdvertiseHost))
+	h := strings.TrimSuffix(strings.TrimPrefix(c.AdvertiseHost, "["), "]")
+	if strings.ContainsAny(h, "/?#@%[] \t\r\n") || strings.Contains(h, ":") && net.ParseIP(h) == nil {
+		errs = append(errs, fmt.Errorf("uri: server: AdvertiseHost %q is not a host name or IP (no port: the listener's is used)", c.AdvertiseHost))
 	}
 	return errors.Join(errs...)
 }

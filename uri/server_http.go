@@ -19,7 +19,11 @@ import (
 // (409, 410).
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
-		return // Close has stopped waiting; the connection is being closed
+		// Close has stopped waiting for handlers; the connection is being
+		// closed, but never answer with an empty 200.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "file server closed", http.StatusServiceUnavailable)
+		return
 	}
 	defer s.inflight.Done()
 	start := time.Now()

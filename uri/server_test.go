@@ -228,9 +228,28 @@ func TestServerConfig(t *testing.T) {
 		{ServerConfig{Token: "short"}, "at least 16"},
 		{ServerConfig{Token: "0123456789abcdef 0123"}, "printable ASCII"},
 		{ServerConfig{Token: NewToken(), AdvertiseHost: "http://x/"}, "AdvertiseHost"},
+		{ServerConfig{Token: NewToken(), AdvertiseHost: "driver:8080"}, "AdvertiseHost"},
 	} {
 		_, err := NewServer(tc.cfg)
 		errContains(t, err, "uri: server:", tc.want)
+	}
+	// Close before Serve: Serve is then refused and closes the listener.
+	s, err := NewServer(ServerConfig{Token: NewToken()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Serve(lis); !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("Serve after Close: %v", err)
+	}
+	if _, err := lis.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("listener not closed: %v", err)
 	}
 	a, b := NewToken(), NewToken()
 	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(a) || a == b {

@@ -259,3 +259,22 @@ func TestFetchURIs(t *testing.T) {
 		t.Fatalf("updates %s", got)
 	}
 }
+
+// A mesos-go executor on the JSON codec works too, and an update it sends
+// for a task it does not own is refused with 400.
+func TestCustomExecutorJSONAndForeignTask(t *testing.T) {
+	m := newFakeMaster()
+	ta := startAgent(t, m, fastConfig(t, t.TempDir()))
+	runTask(t, ta, fwInfo("fw", false), executorTask("j", "foreign", executorInfo("exj", "TESTEXEC_JSON", "1")))
+	m.waitState(t, "j", mesos.TASK_FINISHED)
+	if got := stateNames(m.states("j")); got != "TASK_RUNNING,TASK_FINISHED" {
+		t.Fatalf("updates %s", got)
+	}
+	b, _ := os.ReadFile(filepath.Join(ta.workDir, "slaves/S1/frameworks/fw/executors/exj/runs/latest/foreign"))
+	if !strings.Contains(string(b), "400") && !strings.Contains(string(b), "not known") {
+		t.Fatalf("foreign update answer %q, want a 400", b)
+	}
+	if len(m.states("not-mine")) != 0 {
+		t.Fatal("update for a foreign task reached the master")
+	}
+}

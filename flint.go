@@ -14,6 +14,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	_ "github.com/flint-mesos/flint/coarse"          // the mesos-coarse backend
+	_ "github.com/flint-mesos/flint/deploy/embedded" // the embedded master
 	coarseexec "github.com/flint-mesos/flint/executor/coarse"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"

@@ -1,0 +1,46 @@
+// Package coarse is the coarse-grained Mesos backend (Spark's
+// MesosCoarseGrainedSchedulerBackend), registered as
+// framework.BackendMesosCoarse: it turns Mesos offers into long-lived
+// executor processes and offers their free task slots to the driver.
+//
+//	framework driver ◄─ ExecutorAdded / ResourceOffers / StatusUpdate / ExecutorLost ─┐
+//	                                                                                   │
+//	mesosconn.Conn ── offers ─► plan: constraints, excluded agents, flint.cores.max,  Backend
+//	   ▲                        executor cores/mem/GPUs, round-robin ─► LAUNCH          │
+//	   └── task status of executors (terminal → executor lost, agent failures) ────────┤
+//	                                                                                   │
+//	gateway.Gateway ◄══ gRPC stream ══ executor process (FLINT_ROLE=coarse-executor)   │
+//	   registered → free slots offered; task updates → slots freed, batched re-offer ──┘
+//
+// Each executor is a Mesos task whose CommandInfo fetches the executor binary
+// (flint.executor.uri; by default the driver's own executable, published by
+// the driver's uri.Server under its SHA-256 with the server's token in the
+// URL query, never logged) and runs it without a shell with FLINT_ROLE,
+// FLINT_DRIVER_URL, FLINT_EXECUTOR_ID, FLINT_EXECUTOR_CORES, FLINT_SECRET,
+// FLINT_AGENT_ID, FLINT_EXECUTOR_HOST, FLINT_NETWORK_TIMEOUT, FLINT_LOG_*,
+// FLINT_USER and flint.executorEnv.* in its Mesos Environment.
+//
+// Sizing follows Spark: executors are launched until flint.cores.max; an
+// executor takes flint.executor.cores (several per offer) or, when unset,
+// every whole CPU of the offer up to the cap (one per offer); memory is
+// flint.executor.memory plus flint.mesos.executor.memoryOverhead (default
+// max(384 MiB, 10%)); GPUs up to flint.mesos.gpus.max. Offers are used
+// round-robin, one executor per offer per round. Declines carry the reason
+// that selects their refuse filter (unmet constraints, max cores reached, no
+// demand, unfit). SUPPRESS/REVIVE follow whether more executors are wanted.
+//
+// Faults: an executor whose Mesos task ends, or whose gateway stream breaks
+// or times out, is reported lost to the driver (which resubmits its running
+// tasks; results already reported stay) and its process is stopped or
+// killed; an id once lost is never used again. flint.mesos.executor.
+// maxFailuresPerAgent failures on an agent exclude it for
+// flint.mesos.executor.agentExclusionTimeout. While tasks wait and no
+// executor could start, an error every flint.mesos.coarse.noExecutorTimeout
+// names what the offers lack.
+//
+// Stop asks every executor to stop, waits up to
+// flint.mesos.coarse.shutdownTimeout for their Mesos tasks to end, kills the
+// rest through Mesos, tears the framework down and closes the gateway and
+// file server. RequestTotalExecutors and KillExecutor are the dynamic
+// allocation hooks.
+package coarse

@@ -29,7 +29,7 @@ func mesosCommand() *cobra.Command {
 		Use:   "mesos",
 		Short: "Run minimesos, Flint's lightweight Mesos-compatible master and agents",
 	}
-	cmd.AddCommand(mesosMasterCommand(), mesosLocalCommand(), mesosAgentCommand())
+	cmd.AddCommand(mesosMasterCommand(), mesosLocalCommand(), mesosAgentCommand(), mesosLogsCommand())
 	return cmd
 }
 

@@ -66,6 +66,8 @@ func (a *Agent) Handler() http.Handler {
 	mux.HandleFunc("/files/read.json", a.serveFilesRead)
 	mux.HandleFunc("/files/browse", a.serveFilesBrowse)
 	mux.HandleFunc("/files/browse.json", a.serveFilesBrowse)
+	mux.HandleFunc("/state", a.serveState)
+	mux.HandleFunc("/slave(1)/state", a.serveState)
 	return mux
 }
 

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeAgent serves /state and a growing stdout through /files/read.
+type fakeAgent struct {
+	mu      sync.Mutex
+	content string
+	paths   []string
+}
+
+func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/state":
+		json.NewEncoder(w).Encode(map[string]any{"flags": map[string]string{"work_dir": "/wd"}})
+	case "/files/read":
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.paths = append(f.paths, r.URL.Query().Get("path"))
+		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		data := ""
+		if off < len(f.content) {
+			data = f.content[off:]
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data, "offset": off})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func fakeMasterFor(agentAddr string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{
+			"slaves": []map[string]any{{"id": "M-S0", "pid": "slave(1)@" + agentAddr}},
+			"frameworks": []map[string]any{{"id": "fw1", "tasks": []map[string]any{
+				{"id": "cmd-task", "framework_id": "fw1", "slave_id": "M-S0"},
+				{"id": "dup", "framework_id": "fw1", "slave_id": "M-S0"}}}},
+			"completed_frameworks": []map[string]any{{"id": "fw0", "completed_tasks": []map[string]any{
+				{"id": "exec-task", "framework_id": "fw0", "executor_id": "ex9", "slave_id": "M-S0"},
+				{"id": "dup", "framework_id": "fw0", "slave_id": "M-S0"}}}},
+		})
+	})
+}
+
+func TestLogsFindsTheSandboxThroughMasterAndAgent(t *testing.T) {
+	agent := &fakeAgent{content: "line one\n"}
+	as := httptest.NewServer(agent)
+	defer as.Close()
+	ms := httptest.NewServer(fakeMasterFor(strings.TrimPrefix(as.URL, "http://")))
+	defer ms.Close()
+	ctx := context.Background()
+
+	s, err := locateSandbox(ctx, ms.URL, "", "exec-task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.dir != "/wd/slaves/M-S0/frameworks/fw0/executors/ex9/runs/latest" || s.agentURL != as.URL {
+		t.Fatalf("sandbox = %+v", s)
+	}
+	s, err = locateSandbox(ctx, ms.URL, "", "cmd-task")
+	if err != nil || s.dir != "/wd/slaves/M-S0/frameworks/fw1/executors/cmd-task/runs/latest" {
+		t.Fatalf("command task sandbox = %+v, %v (executor id must default to the task id)", s, err)
+	}
+	var out bytes.Buffer
+	if err := readSandboxFile(ctx, &out, s, "stderr", false); err != nil || out.String() != "line one\n" {
+		t.Fatalf("read: %q, %v", out.String(), err)
+	}
+	if agent.paths[0] != s.dir+"/stderr" {
+		t.Fatalf("read path %q", agent.paths[0])
+	}
+	if _, err := locateSandbox(ctx, ms.URL, "", "nope"); err == nil || !strings.Contains(err.Error(), `no task "nope"`) {
+		t.Fatalf("unknown task: %v", err)
+	}
+	if _, err := locateSandbox(ctx, ms.URL, "", "dup"); err == nil || !strings.Contains(err.Error(), "--framework") {
+		t.Fatalf("ambiguous task: %v", err)
+	}
+	if s, err := locateSandbox(ctx, ms.URL, "fw0", "dup"); err != nil || !strings.Contains(s.dir, "/frameworks/fw0/") {
+		t.Fatalf("--framework fw0: %+v, %v", s, err)
+	}
+}
+
+func TestLogsFollowPrintsGrowth(t *testing.T) {
+	agent := &fakeAgent{content: "first\n"}
+	as := httptest.NewServer(agent)
+	defer as.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- readSandboxFile(ctx, lockedWriter{&mu, &out}, sandbox{agentURL: as.URL, dir: "/d"}, "stdout", true) }()
+	time.Sleep(100 * time.Millisecond)
+	agent.mu.Lock()
+	agent.content += "second\n"
+	agent.mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		got := out.String()
+		mu.Unlock()
+		if got == "first\nsecond\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("followed output %q", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}

@@ -98,7 +98,9 @@ func TestLogsFollowPrintsGrowth(t *testing.T) {
 	var mu sync.Mutex
 	var out bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- readSandboxFile(ctx, lockedWriter{&mu, &out}, sandbox{agentURL: as.URL, dir: "/d"}, "stdout", true) }()
+	go func() {
+		done <- readSandboxFile(ctx, lockedWriter{&mu, &out}, sandbox{agentURL: as.URL, dir: "/d"}, "stdout", true)
+	}()
 	time.Sleep(100 * time.Millisecond)
 	agent.mu.Lock()
 	agent.content += "second\n"

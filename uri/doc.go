@@ -1,7 +1,8 @@
 // Package uri moves files into task sandboxes: the fetcher that gives
 // Mesos' CommandInfo.URI its meaning (used by the minimesos agent and by
 // Flint's executors), with a safe archive extractor and a size-bounded
-// download cache.
+// download cache, and the driver's file server that publishes files (by
+// default the driver's own executable) for those fetchers.
 //
 // # Fetching
 //
@@ -41,4 +42,16 @@
 // A Cache keeps content fetched with cache=true, keyed by the URI, and
 // evicts least recently used entries to stay within its byte budget.
 // Concurrent fetches of one URI download it once; a hit touches no network.
+//
+// # File server
+//
+// Server is the driver's HTTP file server (Spark's file server for jars and
+// files). AddFile and AddExecutable publish a file under
+// /files/<sha256>/<name>#sha256=<sha256>, so fetchers verify what they get;
+// names are looked up in a table, never joined to the filesystem, and a file
+// that changed after it was added is refused (409/410) rather than served
+// with a stale hash. A token is required by default (a Bearer header, or a
+// ?token= query for Mesos fetchers that cannot send headers; never logged);
+// TokenHeader gives a Fetcher the header for the server's own host only.
+// GET and HEAD with ranges and ETags are served by http.ServeContent.
 package uri

@@ -1,0 +1,166 @@
+package embedded_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"go.uber.org/goleak"
+
+	"github.com/flint-mesos/flint"
+	"github.com/flint-mesos/flint/deploy/embedded"
+	"github.com/flint-mesos/flint/examples/pi"
+	"github.com/flint-mesos/flint/examples/wordcount"
+	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/config"
+)
+
+// TestMain lets agents start this test binary as a coarse executor.
+func TestMain(m *testing.M) {
+	if os.Getenv(flint.EnvRole) != "" {
+		os.Exit(flint.Execute("embedded.test", nil, nil))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func newContext(t testing.TB, conf ...string) (*framework.Context, *syncBuf, error) {
+	cfg, err := config.Load(config.LoadOptions{Conf: append([]string{
+		"flint.master=embedded", "flint.ui.showConsoleProgress=false", "flint.executor.memory=64m",
+		"flint.network.timeout=10s", "flint.executor.heartbeatInterval=500ms", "flint.embedded.workDir=" + t.TempDir(),
+	}, conf...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := &syncBuf{}
+	log := logrus.New()
+	log.SetOutput(buf)
+	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
+	if tt, ok := t.(*testing.T); ok {
+		tt.Cleanup(func() {
+			if tt.Failed() {
+				tt.Logf("logs:\n%s", buf.String())
+			}
+		})
+	}
+	return fc, buf, err
+}
+
+// executorProcs counts live coarse-executor processes whose sandbox lies
+// under dir.
+func executorProcs(dir string) int {
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte("FLINT_ROLE=coarse-executor")) {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && strings.HasPrefix(cwd, dir) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestExamplesOnEmbeddedMaster(t *testing.T) {
+	fc, logs, err := newContext(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workDir := fc.Config().String("flint.embedded.workDir")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	est, err := pi.Estimate(ctx, fc, 10, 20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(est-math.Pi) > 0.05 {
+		t.Fatalf("pi = %f", est)
+	}
+	counts, err := wordcount.Run(ctx, fc, wordcount.Split("s", []byte("a b a c a b\n"), 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) == 0 || counts[0].Word != "a" || counts[0].Count != 3 {
+		t.Fatalf("counts = %+v", counts)
+	}
+	if n := executorProcs(workDir); n == 0 {
+		t.Fatal("no executor process runs under the embedded agents' work directory")
+	}
+	if err := fc.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := executorProcs(workDir); n != 0 {
+		t.Fatalf("%d executor processes left after Stop", n)
+	}
+	for _, want := range []string{"started the embedded Mesos master", "registered with the embedded master", "executor 0 registered"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Fatalf("logs lack %q", want)
+		}
+	}
+}
+
+func TestFineGrainedRefused(t *testing.T) {
+	_, _, err := newContext(t, "flint.mesos.coarse=false")
+	if !errors.Is(err, embedded.ErrFineGrained) {
+		t.Fatalf("err = %v, want ErrFineGrained", err)
+	}
+}
+
+func TestSizeFor(t *testing.T) {
+	cfg := config.New()
+	s, err := embedded.SizeFor(cfg, 8, 16384)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Agents != 2 || s.CPUs != 4 || s.MemMB != 8192 || s.ExecMemMB != 1408 {
+		t.Fatalf("8 cpus, 16 GiB: %+v", s)
+	}
+	// A small machine still fits one default executor per agent.
+	if s, _ = embedded.SizeFor(cfg, 1, 2048); s.CPUs != 1 || s.MemMB != 1408 {
+		t.Fatalf("1 cpu, 2 GiB: %+v", s)
+	}
+	_ = cfg.Set("flint.embedded.agents", "0")
+	if _, err := embedded.SizeFor(cfg, 8, 16384); err == nil {
+		t.Fatal("0 agents accepted")
+	}
+}
+
+// BenchmarkJobStart measures a cold start: NewContext on the embedded
+// master (cluster start, subscription) and a one-task job, which ends as
+// soon as its first task ran on an executor fetched and started for it.
+func BenchmarkJobStart(b *testing.B) {
+	for b.Loop() {
+		fc, _, err := newContext(b)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := pi.Estimate(context.Background(), fc, 1, 1); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		_ = fc.Stop()
+		b.StartTimer()
+	}
+}

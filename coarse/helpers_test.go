@@ -90,7 +90,7 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-func testLogger(t *testing.T) (*logrus.Logger, *logBuffer) {
+func testLogger(t testing.TB) (*logrus.Logger, *logBuffer) {
 	buf := &logBuffer{}
 	log := logrus.New()
 	log.SetOutput(buf)
@@ -109,7 +109,7 @@ type clusterOpts struct {
 	master    func(*master.Config)
 }
 
-func startCluster(t *testing.T, o clusterOpts) *cluster.Cluster {
+func startCluster(t testing.TB, o clusterOpts) *cluster.Cluster {
 	t.Helper()
 	if o.agents == 0 {
 		o.agents = 2
@@ -168,7 +168,7 @@ type run struct {
 	logs *logBuffer
 }
 
-func newRun(t *testing.T, masterURL string, conf ...string) (*run, error) {
+func newRun(t testing.TB, masterURL string, conf ...string) (*run, error) {
 	t.Helper()
 	mark := newMark()
 	cfg, err := config.Load(config.LoadOptions{Conf: append(append(baseConf(mark), "flint.master="+masterURL), conf...)})
@@ -188,7 +188,7 @@ func newRun(t *testing.T, masterURL string, conf ...string) (*run, error) {
 	return r, nil
 }
 
-func mustRun(t *testing.T, masterURL string, conf ...string) *run {
+func mustRun(t testing.TB, masterURL string, conf ...string) *run {
 	t.Helper()
 	r, err := newRun(t, masterURL, conf...)
 	if err != nil {
@@ -242,7 +242,7 @@ func zombie(pid int) bool {
 
 // checkNoOrphans fails when executor processes of the run are still alive
 // shortly after Stop.
-func (r *run) checkNoOrphans(t *testing.T) {
+func (r *run) checkNoOrphans(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -261,7 +261,7 @@ func (r *run) checkNoOrphans(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

@@ -1,0 +1,185 @@
+package coarse
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mesosconn"
+)
+
+func testBackend(t *testing.T, conf ...string) *Backend {
+	t.Helper()
+	cfg, err := config.Load(config.LoadOptions{Conf: append([]string{"flint.master=mesos://127.0.0.1:5050"}, conf...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := framework.ParseMaster("mesos://127.0.0.1:5050")
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	b, err := NewBackend(framework.BackendParams{Master: m, Config: cfg, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.exeURI, b.gwURL, b.secret, b.user = "http://driver:1/files/abc/flint?token=T#sha256=00", "driver:2", "s3cret", "alice"
+	b.set.command = "./flint"
+	return b
+}
+
+func scalar(name string, v float64) mesos.Resource {
+	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
+}
+
+func offer(id, agent string, cpus, mem, gpus float64, attrs ...mesos.Attribute) mesos.Offer {
+	rs := mesos.Resources{scalar("cpus", cpus), scalar("mem", mem)}
+	if gpus > 0 {
+		rs = append(rs, scalar("gpus", gpus))
+	}
+	return mesos.Offer{ID: mesos.OfferID{Value: id}, AgentID: mesos.AgentID{Value: agent}, Hostname: agent + ".host", Resources: rs, Attributes: attrs}
+}
+
+// summary renders a plan as "offer:cores,cores offer:cores | reason:offers".
+func summary(b *Backend, p launchPlan) string {
+	var parts []string
+	for _, id := range p.offers {
+		var cs []string
+		for _, ti := range p.launches[id] {
+			cs = append(cs, fmt.Sprint(b.execs[ti.TaskID.Value].cores))
+		}
+		parts = append(parts, id.Value+":"+strings.Join(cs, ","))
+	}
+	for _, r := range []mesosconn.DeclineReason{mesosconn.DeclineUnfit, mesosconn.DeclineNoDemand, mesosconn.DeclineUnmetConstraint, mesosconn.DeclineReachedMaxCores, mesosconn.DeclineShuttingDown} {
+		for _, id := range p.declines[r] {
+			parts = append(parts, r.String()+":"+id.Value)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestPlan(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name   string
+		conf   []string
+		offers []mesos.Offer
+		want   string
+	}{
+		{"whole offer per executor", nil,
+			[]mesos.Offer{offer("o1", "a1", 4, 4096, 0), offer("o2", "a2", 2.5, 4096, 0)}, "o1:4 o2:2"},
+		{"cores max caps the last executor", []string{"flint.cores.max=5"},
+			[]mesos.Offer{offer("o1", "a1", 4, 4096, 0), offer("o2", "a2", 4, 4096, 0)}, "o1:4 o2:1"},
+		{"executor cores round-robin", []string{"flint.executor.cores=1", "flint.cores.max=3"},
+			[]mesos.Offer{offer("o1", "a1", 4, 8192, 0), offer("o2", "a2", 4, 8192, 0)}, "o1:1,1 o2:1"},
+		{"memory bounds executors per offer", []string{"flint.executor.cores=1", "flint.executor.memory=1g"},
+			[]mesos.Offer{offer("o1", "a1", 4, 3000, 0)}, "o1:1,1"},
+		{"too little memory", nil,
+			[]mesos.Offer{offer("o1", "a1", 4, 1000, 0)}, "unfit:o1"},
+		{"too few cpus for flint.executor.cores", []string{"flint.executor.cores=3"},
+			[]mesos.Offer{offer("o1", "a1", 2, 8192, 0)}, "unfit:o1"},
+		{"constraints", []string{"flint.mesos.constraints=zone:a"},
+			[]mesos.Offer{offer("o1", "a1", 2, 8192, 0, mesos.Attribute{Name: "zone", Type: mesos.TEXT, Text: &mesos.Value_Text{Value: "b"}}),
+				offer("o2", "a2", 2, 8192, 0, mesos.Attribute{Name: "zone", Type: mesos.TEXT, Text: &mesos.Value_Text{Value: "a"}})},
+			"o2:2 unmet constraints:o1"},
+		{"cap reached declines the rest", []string{"flint.cores.max=2"},
+			[]mesos.Offer{offer("o1", "a1", 2, 8192, 0), offer("o2", "a2", 2, 8192, 0)}, "o1:2 reached max cores:o2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := testBackend(t, tc.conf...)
+			p := b.planLocked(tc.offers, now)
+			if got := summary(b, p); got != tc.want {
+				t.Fatalf("plan = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlanGPUsAndTaskInfo(t *testing.T) {
+	b := testBackend(t, "flint.mesos.gpus.max=3", "flint.executorEnv.MY_VAR=x", "flint.mesos.uris=http://h/extra.txt")
+	p := b.planLocked([]mesos.Offer{offer("o1", "a1", 2, 4096, 2), offer("o2", "a2", 2, 4096, 2)}, time.Unix(0, 0))
+	var gpus []int
+	for _, id := range p.offers {
+		for _, ti := range p.launches[id] {
+			gpus = append(gpus, b.execs[ti.TaskID.Value].gpus)
+		}
+	}
+	if fmt.Sprint(gpus) != "[2 1]" {
+		t.Fatalf("gpus per executor = %v, want [2 1] (flint.mesos.gpus.max=3)", gpus)
+	}
+	ti := p.launches[p.offers[0]][0]
+	cmd := ti.Command
+	if cmd.GetShell() || cmd.GetValue() != "./flint" || len(cmd.URIs) != 2 || !cmd.URIs[0].GetExecutable() || cmd.URIs[0].GetExtract() {
+		t.Fatalf("command = %+v", cmd)
+	}
+	env := map[string]string{}
+	for _, v := range cmd.Environment.Variables {
+		env[v.Name] = v.GetValue()
+	}
+	for k, want := range map[string]string{"FLINT_ROLE": "coarse-executor", "FLINT_DRIVER_URL": "driver:2", "FLINT_EXECUTOR_ID": ti.TaskID.Value,
+		"FLINT_EXECUTOR_CORES": "2", "FLINT_SECRET": "s3cret", "FLINT_AGENT_ID": "a1", "FLINT_EXECUTOR_HOST": "a1.host", "FLINT_USER": "alice", "MY_VAR": "x"} {
+		if env[k] != want {
+			t.Errorf("env %s = %q, want %q", k, env[k], want)
+		}
+	}
+	if mem := scalarOf(ti.Resources, "mem"); mem != 1408 {
+		t.Fatalf("executor mem = %g, want 1408 (1g + 384m overhead)", mem)
+	}
+}
+
+func TestAgentExclusionExpires(t *testing.T) {
+	b := testBackend(t, "flint.mesos.executor.maxFailuresPerAgent=2", "flint.mesos.executor.agentExclusionTimeout=1m")
+	now := time.Unix(1000, 0)
+	if b.fails.fail("a1", "boom", now) {
+		t.Fatal("excluded after one failure")
+	}
+	if !b.fails.fail("a1", "boom", now) {
+		t.Fatal("not excluded after two failures")
+	}
+	if got := summary(b, b.planLocked([]mesos.Offer{offer("o1", "a1", 2, 4096, 0)}, now.Add(30*time.Second))); got != "unfit:o1" {
+		t.Fatalf("excluded agent: plan %q", got)
+	}
+	if !strings.Contains(b.explainLocked(), "excluded until") {
+		t.Fatalf("explanation %q does not mention the exclusion", b.explainLocked())
+	}
+	if got := summary(b, b.planLocked([]mesos.Offer{offer("o2", "a1", 2, 4096, 0)}, now.Add(61*time.Second))); got != "o2:2" {
+		t.Fatalf("after the exclusion expired: plan %q", got)
+	}
+}
+
+func TestSettingsValidation(t *testing.T) {
+	for _, conf := range [][]string{
+		{"flint.executor.cores=1", "flint.task.cpus=2"},
+		{"flint.executor.cores=4", "flint.cores.max=2"},
+		{"flint.mesos.constraints=zone:a:b:c;;"},
+		{"flint.executor.uri=http://h/flint.tgz"},
+	} {
+		cfg, err := config.Load(config.LoadOptions{Conf: conf})
+		if err != nil {
+			continue // refused by config validation already
+		}
+		if _, err := readSettings(cfg); err == nil {
+			t.Errorf("%v accepted", conf)
+		}
+	}
+}
+
+func TestRedactURI(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h:1/files/x/flint?token=abc#sha256=00": "http://h:1/files/x/flint?REDACTED#sha256=00",
+		"https://u:p@h/f":                              "https://REDACTED@h/f",
+		"/opt/flint":                                   "/opt/flint",
+	} {
+		if got := redactURI(in); got != want {
+			t.Errorf("redactURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := withToken("http://h/f#sha256=00", "T"); got != "http://h/f?token=T#sha256=00" {
+		t.Errorf("withToken = %q", got)
+	}
+}

@@ -41,7 +41,9 @@ type Config struct {
 	// executors as MESOS_AGENT_ENDPOINT. Required to launch custom executors.
 	Endpoint string
 	// Resources and Attributes in Mesos' flag syntax (ParseResources).
-	Resources  string // default "cpus:4;mem:4096;disk:10240;ports:[31000-32000]"
+	// Of cpus, mem, disk and ports, those Resources does not name are
+	// detected from the host (DetectResources); "" detects all four.
+	Resources  string
 	Attributes string
 	// Fetch fetches CommandInfo.uris (default: the uri package's fetcher
 	// with a FetcherCacheBytes cache in <work_dir>/fetch).
@@ -71,9 +73,6 @@ func (c *Config) defaults() error {
 	}
 	if c.Hostname == "" {
 		c.Hostname, _ = os.Hostname()
-	}
-	if c.Resources == "" {
-		c.Resources = "cpus:4;mem:4096;disk:10240;ports:[31000-32000]"
 	}
 	if c.FetcherCacheBytes <= 0 {
 		c.FetcherCacheBytes = 2 << 30
@@ -144,13 +143,17 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	res, err1 := ParseResources(cfg.Resources)
+	_, err1 := ParseResources(cfg.Resources)
 	attrs, err2 := ParseAttributes(cfg.Attributes)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, fmt.Errorf("agent: work dir: %w", err)
+	}
+	res, err := DetectResources(cfg.Resources, cfg.WorkDir, func(err error) { cfg.Logger.Warn(err.Error()) })
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Fetch == nil {
 		cache, err := uri.NewCache(filepath.Join(cfg.WorkDir, "fetch"), cfg.FetcherCacheBytes)

@@ -241,3 +241,36 @@ func TestExecutorCrashingAtStartExcludesAgents(t *testing.T) {
 		}
 	}
 }
+
+// The master drops the framework's stream mid-job (as a master failover
+// does): the backend re-subscribes with the same framework id, keeps its
+// executors, and the job finishes.
+func TestSubscriptionDroppedMidJob(t *testing.T) {
+	c := startCluster(t, clusterOpts{})
+	r := mustRun(t, mesosURL(c), "flint.executor.cores=1", "flint.mesos.failoverTimeout=60s")
+	fin := &finishes{per: map[int]int{}}
+	r.fc.AddListener(fin)
+	m := regexp.MustCompile(`as framework (\S+)"`).FindStringSubmatch(r.logs.String())
+	if m == nil {
+		t.Fatal("framework id not logged")
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := framework.Map(context.Background(), r.fc, nap, ints(30))
+		done <- err
+	}()
+	waitFor(t, 10*time.Second, "some tasks to finish", func() bool { return fin.total() >= 4 })
+	before := len(r.executors())
+	if err := c.Master.Faults().DropFrameworkStream(m[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("job failed after the stream was dropped: %v", err)
+	}
+	waitFor(t, 10*time.Second, "re-registration", func() bool {
+		return strings.Contains(r.logs.String(), "re-registered with the Mesos master at") && strings.Contains(r.logs.String(), m[1])
+	})
+	if after := len(r.executors()); after != before {
+		t.Fatalf("%d executors before the drop, %d after: executors should survive re-subscription", before, after)
+	}
+}

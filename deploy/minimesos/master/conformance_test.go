@@ -90,6 +90,7 @@ type stateDoc struct {
 	Frameworks []struct {
 		ID             string                                `json:"id"`
 		Active         bool                                  `json:"active"`
+		Offers         []struct{ ID string }                 `json:"offers"`
 		Tasks          []struct{ ID, State, SlaveID string } `json:"tasks"`
 		CompletedTasks []struct {
 			ID    string `json:"id"`

@@ -50,7 +50,9 @@ func terminalCounter(m *fakeMaster, want mesos.TaskState) (wait func(n int, d ti
 func BenchmarkCommandTasks(b *testing.B) {
 	m := newFakeMaster()
 	wait := terminalCounter(m, mesos.TASK_FINISHED)
-	ta := startAgent(b, m, fastConfig(b, b.TempDir()))
+	cfg := fastConfig(b, b.TempDir())
+	cfg.Resources = "cpus:1000000" // every task is submitted at once
+	ta := startAgent(b, m, cfg)
 	fw := fwInfo("fw", false)
 	b.ResetTimer()
 	start := time.Now()

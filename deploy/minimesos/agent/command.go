@@ -55,6 +55,12 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 		a.agentUpdateLocked(fw, &exID, ti.TaskID, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, "Task has neither command nor executor")
 		return
 	}
+	// The executor's own 0.1 cpus / 32 MB are an allowance, as in Mesos:
+	// only the task's resources must fit.
+	if msg := a.admitLocked(nil, []mesos.TaskInfo{ti}); msg != "" {
+		a.refuseLocked(fw, exID, false, []mesos.TaskInfo{ti}, msg)
+		return
+	}
 	ct := &commandTask{info: ti}
 	ex, err := a.newExecutorLocked(fw, CommandExecutorInfo(fw.id(), ti), ct)
 	if err != nil {

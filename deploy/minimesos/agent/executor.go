@@ -128,6 +128,14 @@ func (a *Agent) runTask(rt link.RunTask) {
 		}
 		return
 	}
+	var newResources []mesos.Resource
+	if ex == nil {
+		newResources = info.Resources
+	}
+	if msg := a.admitLocked(newResources, tasks); msg != "" {
+		a.refuseLocked(fw, info.ExecutorID, ex == nil, tasks, msg)
+		return
+	}
 	if ex == nil {
 		var err error
 		ex, err = a.newExecutorLocked(fw, info, nil)

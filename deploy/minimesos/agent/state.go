@@ -9,10 +9,14 @@ import (
 // `flint mesos logs` use: the work dir (sandbox paths derive from it) and
 // the running executors with their sandbox directories.
 type agentState struct {
-	ID         string            `json:"id"`
-	Hostname   string            `json:"hostname"`
-	Flags      map[string]string `json:"flags"`
-	Frameworks []stateFramework  `json:"frameworks"`
+	ID       string            `json:"id"`
+	Hostname string            `json:"hostname"`
+	Flags    map[string]string `json:"flags"`
+	// Resources is the agent's total; UsedResources what its executors and
+	// live tasks hold, command executors' allowance included.
+	Resources     map[string]any   `json:"resources"`
+	UsedResources map[string]any   `json:"used_resources"`
+	Frameworks    []stateFramework `json:"frameworks"`
 }
 
 type stateFramework struct {
@@ -53,6 +57,8 @@ func (a *Agent) snapshotState() agentState {
 	defer a.mu.Unlock()
 	st := agentState{ID: a.agentID, Hostname: a.cfg.Hostname, Flags: map[string]string{"work_dir": a.cfg.WorkDir},
 		Frameworks: []stateFramework{}}
+	_, used := a.usageLocked()
+	st.Resources, st.UsedResources = newTally(a.resources).jsonMap(), used.jsonMap()
 	for _, fw := range a.frameworks {
 		sf := stateFramework{ID: fw.id().Value, Name: fw.info.Name, Executors: []stateExecutor{}}
 		for _, ex := range fw.executors {

@@ -144,3 +144,78 @@ func TestOfferTimeoutRescindsAndReoffers(t *testing.T) {
 		}
 	})
 }
+
+// A framework holding MaxOutstandingOffers unanswered offers gets no
+// more until it answers one (decline or accept), whatever the rounds.
+func TestMaxOutstandingOffers(t *testing.T) {
+	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
+		s, clk := newClockServer(t, 3, func(c *master.Config) { c.MaxOutstandingOffers = 2 })
+		c := subscribe(t, s, codec, frameworkInfo("cap"))
+		clk.Advance(tickAlloc)
+		held := map[string]mesos.Offer{}
+		for len(held) < 2 {
+			for _, o := range c.next(scheduler.Event_OFFERS).Offers.Offers {
+				held[o.ID.Value] = o
+			}
+		}
+		// Many rounds later: still those two, the third agent unoffered.
+		clk.Advance(20 * tickAlloc)
+		if ids := offerIDs(c.marker("m1")); len(ids) != 0 {
+			t.Fatalf("offers beyond the cap: %v", ids)
+		}
+		if n := s.Master.Metrics()["master/outstanding_offers"]; n != 2 {
+			t.Fatalf("outstanding offers %v", n)
+		}
+		offered := map[string]bool{}
+		var first mesos.Offer
+		for _, o := range held {
+			offered[o.AgentID.Value] = true
+			first = o
+		}
+		var third string
+		for _, ag := range s.Fakes {
+			if !offered[ag.ID()] {
+				third = ag.ID()
+			}
+		}
+		if len(offered) != 2 || third == "" {
+			t.Fatalf("two offers on one agent: %v", held)
+		}
+		// Declining one frees a slot: the next round offers the third agent.
+		c.mustCall(calls.Decline(first.ID).With(calls.RefuseSeconds(time.Hour)))
+		delete(held, first.ID.Value)
+		clk.Advance(tickAlloc)
+		o3 := c.next(scheduler.Event_OFFERS).Offers.Offers
+		if len(o3) != 1 || o3[0].AgentID.Value != third {
+			t.Fatalf("after a decline: %v, want one offer on %s", o3, third)
+		}
+		held[o3[0].ID.Value] = o3[0]
+		clk.Advance(20 * tickAlloc)
+		if ids := offerIDs(c.marker("m2")); len(ids) != 0 {
+			t.Fatalf("offers beyond the cap after a decline: %v", ids)
+		}
+		// Accepting one frees a slot too: the unused part of that offer
+		// comes back once the ACCEPT's refuse_seconds (0 here) allow it.
+		c.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunch(commandTask("t", o3[0], 1, 64))}.WithOffers(o3[0].ID)).
+			With(calls.RefuseSeconds(0)))
+		clk.Advance(tickAlloc)
+		o4 := c.next(scheduler.Event_OFFERS).Offers.Offers
+		if len(o4) != 1 || o4[0].AgentID.Value != third {
+			t.Fatalf("after an accept: %v", o4)
+		}
+		if n := s.Master.Metrics()["master/outstanding_offers"]; n != 2 {
+			t.Fatalf("outstanding offers %v", n)
+		}
+		clk.Advance(20 * tickAlloc)
+		if ids := offerIDs(c.marker("m3")); len(ids) != 0 {
+			t.Fatalf("offers beyond the cap after an accept: %v", ids)
+		}
+		// The cap is per framework: another one gets the agent the first
+		// declined.
+		c2 := subscribe(t, s, codec, frameworkInfo("other"))
+		clk.Advance(tickAlloc)
+		if o := c2.next(scheduler.Event_OFFERS).Offers.Offers; len(o) != 1 || o[0].AgentID != first.AgentID {
+			t.Fatalf("second framework's offers %v, want one on %s", o, first.AgentID.Value)
+		}
+	})
+}

@@ -59,6 +59,7 @@ func writeJSON(path string, v any) error {
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		_ = os.Remove(tmp) // a full disk keeps the last complete checkpoint
 		return err
 	}
 	return os.Rename(tmp, path)

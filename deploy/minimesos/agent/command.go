@@ -64,7 +64,7 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 	ct := &commandTask{info: ti}
 	ex, err := a.newExecutorLocked(fw, CommandExecutorInfo(fw.id(), ti), ct)
 	if err != nil {
-		a.agentUpdateLocked(fw, &exID, ti.TaskID, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, err.Error())
+		a.agentUpdateLocked(fw, &exID, ti.TaskID, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, a.launchFailure("", err))
 		return
 	}
 	ex.state = exRunning
@@ -80,7 +80,7 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED,
-				mesos.REASON_CONTAINER_LAUNCH_FAILED, "Failed to launch container: "+err.Error())
+				mesos.REASON_CONTAINER_LAUNCH_FAILED, a.launchFailure("Failed to launch container: ", err))
 			return
 		}
 		a.mu.Lock()
@@ -91,7 +91,7 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 		defer a.mu.Unlock()
 		if err != nil {
 			reason := mesos.REASON_CONTAINER_LAUNCH_FAILED
-			a.commandUpdateLocked(ex, mesos.TASK_FAILED, &reason, "Failed to launch task: "+err.Error())
+			a.commandUpdateLocked(ex, mesos.TASK_FAILED, &reason, a.launchFailure("Failed to launch task: ", err))
 			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED, reason, "")
 			return
 		}

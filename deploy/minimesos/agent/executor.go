@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -141,7 +144,7 @@ func (a *Agent) runTask(rt link.RunTask) {
 		ex, err = a.newExecutorLocked(fw, info, nil)
 		if err != nil {
 			for _, t := range tasks {
-				a.agentUpdateLocked(fw, &info.ExecutorID, t.TaskID, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, err.Error())
+				a.agentUpdateLocked(fw, &info.ExecutorID, t.TaskID, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, a.launchFailure("", err))
 			}
 			return
 		}
@@ -186,7 +189,7 @@ func (a *Agent) newExecutorLocked(fw *framework, info mesos.ExecutorInfo, cmd *c
 	cid := uuidString(newUUID())
 	sandbox, err := containerizer.CreateSandbox(a.cfg.WorkDir, a.agentID, fw.id().Value, info.ExecutorID.Value, cid)
 	if err != nil {
-		return nil, fmt.Errorf("Failed to create sandbox: %v", err)
+		return nil, fmt.Errorf("Failed to create sandbox: %w", err)
 	}
 	ex := &execRun{fw: fw, info: info, containerID: cid, sandbox: sandbox, command: cmd, tasks: map[string]*task{}}
 	fw.executors[info.ExecutorID.Value] = ex
@@ -241,13 +244,27 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 		if err != nil {
 			a.log.WithError(err).WithField("executor", ex.info.ExecutorID.Value).Warn("agent: executor launch failed")
 			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED,
-				mesos.REASON_CONTAINER_LAUNCH_FAILED, "Failed to launch container: "+err.Error())
+				mesos.REASON_CONTAINER_LAUNCH_FAILED, a.launchFailure("Failed to launch container: ", err))
 			return
 		}
 		ex.proc = proc
 		a.checkpointLocked(ex)
 		a.watchLocked(ex)
 	}()
+}
+
+// launchFailure words a failed launch: prefix and err, and when the cause
+// is a full file system (ENOSPC, or EDQUOT for a quota), that the agent's
+// work dir is full, so operators see the cause at once.
+func (a *Agent) launchFailure(prefix string, err error) string {
+	msg := prefix + err.Error()
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || strings.Contains(msg, syscall.ENOSPC.Error()):
+		msg += " (the agent's work dir " + a.cfg.WorkDir + " is full)"
+	case errors.Is(err, syscall.EDQUOT) || strings.Contains(msg, syscall.EDQUOT.Error()):
+		msg += " (the agent's work dir " + a.cfg.WorkDir + " is over its disk quota)"
+	}
+	return msg
 }
 
 // fetch fetches uris into a sandbox, in order.

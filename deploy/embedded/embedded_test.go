@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,8 +115,8 @@ func TestExamplesOnEmbeddedMaster(t *testing.T) {
 	if n := executorProcs(workDir); n != 0 {
 		t.Fatalf("%d executor processes left after Stop", n)
 	}
-	for _, want := range []string{"started the embedded Mesos master", "registered with the embedded master", "executor 0 registered"} {
-		if !strings.Contains(logs.String(), want) {
+	for _, want := range []string{`started the embedded Mesos master`, `framework \S+ registered with the embedded master`, `executor \d+ registered from`} {
+		if !regexp.MustCompile(want).MatchString(logs.String()) {
 			t.Fatalf("logs lack %q", want)
 		}
 	}

@@ -127,7 +127,9 @@ func (m *Master) failLaunches(f *framework, ops []mesos.Offer_Operation, msg str
 			tasks = ops[i].LaunchGroup.TaskGroup.Tasks
 		}
 		for j := range tasks {
-			m.sendUpdate(f, m.infoStatus(&tasks[j], state, mesos.REASON_INVALID_OFFERS, msg))
+			st := m.infoStatus(&tasks[j], state, mesos.REASON_INVALID_OFFERS, msg)
+			m.countTerminal(&st)
+			m.sendUpdate(f, st)
 		}
 	}
 	m.inc("master/invalid_offers", 1)
@@ -253,7 +255,9 @@ func (lc *launchCtx) consume(need mesos.Resources) error {
 // launchTask validates and launches one task of a LAUNCH.
 func (m *Master) launchTask(lc *launchCtx, ti *mesos.TaskInfo, now time.Time) {
 	fail := func(err error) {
-		m.sendUpdate(lc.f, m.infoStatus(ti, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, err.Error()))
+		st := m.infoStatus(ti, mesos.TASK_ERROR, mesos.REASON_TASK_INVALID, err.Error())
+		m.countTerminal(&st)
+		m.sendUpdate(lc.f, st)
 		m.inc("master/invalid_tasks", 1)
 	}
 	if err := m.checkTask(lc, ti); err != nil {
@@ -302,7 +306,9 @@ func (m *Master) launchGroup(lc *launchCtx, g *mesos.Offer_Operation_LaunchGroup
 	tasks := g.TaskGroup.Tasks
 	fail := func(err error) {
 		for i := range tasks {
-			m.sendUpdate(lc.f, m.infoStatus(&tasks[i], mesos.TASK_ERROR, mesos.REASON_TASK_GROUP_INVALID, err.Error()))
+			st := m.infoStatus(&tasks[i], mesos.TASK_ERROR, mesos.REASON_TASK_GROUP_INVALID, err.Error())
+			m.countTerminal(&st)
+			m.sendUpdate(lc.f, st)
 		}
 		m.inc("master/invalid_tasks", float64(len(tasks)))
 	}
@@ -391,6 +397,6 @@ func (m *Master) addTask(f *framework, ag *agent, ti *mesos.TaskInfo, exec *meso
 	aid := t.t.AgentID
 	t.latest = mesos.TaskStatus{TaskID: ti.TaskID, State: mesos.TASK_STAGING.Enum(), AgentID: &aid, Timestamp: m.timestamp()}
 	f.tasks[ti.TaskID.Value] = t
-	m.inc("master/tasks_staging", 1)
+	m.inc("master/tasks_launched", 1)
 	return t
 }

@@ -65,7 +65,11 @@ func (m *Master) RegisterAgent(_ context.Context, r link.Registration, to link.A
 	m.agents[id] = ag
 	m.adoptRegistration(ag, &r, now)
 	m.alloc.AddAgent(id, info.Hostname, ag.total, m.usedOnAgent(id))
-	m.inc("master/slave_registrations", 1)
+	if r.AgentInfo.ID != nil {
+		m.inc("master/slave_reregistrations", 1)
+	} else {
+		m.inc("master/slave_registrations", 1)
+	}
 	m.log.WithFields(logrus.Fields{"agent": id, "hostname": info.Hostname, "tasks": len(r.Tasks)}).Info("agent registered")
 	return link.Registered{AgentID: mesos.AgentID{Value: id}, MasterInfo: m.info, PingInterval: m.cfg.AgentPingInterval}, nil
 }
@@ -109,6 +113,7 @@ func (m *Master) adoptRegistration(ag *agent, r *link.Registration, now time.Tim
 		}
 		delete(f.unreachableTasks, rt.TaskID.Value)
 		t.recovered = isTerminal(t.state())
+		t.counted = t.recovered
 		f.tasks[rt.TaskID.Value] = t
 	}
 }

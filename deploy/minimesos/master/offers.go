@@ -120,6 +120,7 @@ func (m *Master) removeOffer(o *offer, rescind bool, refuse *time.Duration) {
 	if f := m.fws[o.fw]; f != nil {
 		delete(f.offers, o.id)
 		if rescind {
+			m.inc("master/offers_rescinded", 1)
 			f.send(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: o.id}}})
 		}
 	}

@@ -314,7 +314,19 @@ func (m *Master) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// Metrics returns the /metrics/snapshot counters.
+// counters always present in /metrics/snapshot (see the package doc).
+var counters = []string{
+	"master/tasks_finished", "master/tasks_failed", "master/tasks_killed", "master/tasks_lost",
+	"master/tasks_error", "master/tasks_dropped", "master/tasks_gone", "master/tasks_gone_by_operator",
+	"master/tasks_launched", "master/offers_sent", "master/offers_declined", "master/offers_rescinded",
+	"master/offers_rescinded_timeout", "master/frameworks_registered", "master/frameworks_removed",
+	"master/slave_registrations", "master/slave_reregistrations", "master/slave_removals",
+	"master/valid_status_updates", "master/invalid_status_updates",
+	"master/valid_status_update_acknowledgements", "master/invalid_status_update_acknowledgements",
+	"master/messages_invalid_calls",
+}
+
+// Metrics returns the /metrics/snapshot counters and gauges.
 func (m *Master) Metrics() map[string]float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -322,7 +334,8 @@ func (m *Master) Metrics() map[string]float64 {
 	for k, v := range m.metrics {
 		out[k] = v
 	}
-	var active, connected, tasks, staging, running float64
+	var active, connected, tasks float64
+	gauges := map[mesos.TaskState]float64{}
 	for _, f := range m.fws {
 		if f.active {
 			active++
@@ -332,13 +345,9 @@ func (m *Master) Metrics() map[string]float64 {
 		}
 		for _, t := range f.tasks {
 			tasks++
-			switch t.state() {
-			case mesos.TASK_STAGING:
-				staging++
-			case mesos.TASK_RUNNING:
-				running++
-			}
+			gauges[t.state()]++
 		}
+		gauges[mesos.TASK_UNREACHABLE] += float64(len(f.unreachableTasks))
 	}
 	var agentsActive, agentsConnected float64
 	for _, a := range m.agents {
@@ -357,21 +366,45 @@ func (m *Master) Metrics() map[string]float64 {
 	out["master/frameworks_disconnected"] = float64(len(m.fws)) - connected
 	out["master/frameworks_inactive"] = float64(len(m.fws)) - active
 	out["master/slaves_active"] = agentsActive
+	out["master/slaves_inactive"] = float64(len(m.agents)) - agentsActive
 	out["master/slaves_connected"] = agentsConnected
 	out["master/slaves_disconnected"] = float64(len(m.agents)) - agentsConnected
 	out["master/slaves_unreachable"] = float64(len(m.unreachable))
 	out["master/outstanding_offers"] = float64(len(m.offers))
-	out["master/tasks_running"] = running
-	out["master/tasks_staging_now"] = staging
+	for _, s := range []mesos.TaskState{mesos.TASK_STAGING, mesos.TASK_STARTING, mesos.TASK_RUNNING, mesos.TASK_KILLING, mesos.TASK_UNREACHABLE} {
+		out["master/tasks_"+lower(s.String()[len("TASK_"):])] = gauges[s]
+	}
+	for _, name := range counters {
+		out[name] = m.metrics[name] // present from the start, as in Mesos
+	}
 	out["master/tasks_active"] = tasks
 	for name, v := range st.Total {
 		out["master/"+name+"_total"] = v
+		out["master/"+name+"_used"] = 0
 	}
-	for name, v := range st.Allocated {
-		out["master/"+name+"_used"] = v
+	// Used as in Mesos: by tasks (until terminal) and executors, not offers.
+	for _, f := range m.fws {
+		for _, t := range f.tasks {
+			if !t.recovered {
+				addScalars(out, t.t.Resources)
+			}
+		}
+		for _, es := range f.executors {
+			for _, e := range es {
+				addScalars(out, e.Resources)
+			}
+		}
 	}
 	out["allocator/filters"] = float64(st.Filters)
 	return out
+}
+
+func addScalars(out map[string]float64, rs mesos.Resources) {
+	for _, r := range rs {
+		if r.Scalar != nil {
+			out["master/"+r.Name+"_used"] += r.Scalar.Value
+		}
+	}
 }
 
 func (m *Master) serveMetrics(w http.ResponseWriter, _ *http.Request) { writeJSON(w, m.Metrics()) }

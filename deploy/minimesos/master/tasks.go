@@ -1,6 +1,8 @@
 package master
 
 import (
+	"strings"
+
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/sirupsen/logrus"
@@ -57,6 +59,10 @@ func (m *Master) setLatest(t *task, st mesos.TaskStatus) {
 	if n := len(t.t.Statuses); n > 10 {
 		t.t.Statuses = append([]mesos.TaskStatus(nil), t.t.Statuses[n-10:]...)
 	}
+	if isTerminal(st.GetState()) && !t.counted {
+		t.counted = true
+		m.countTerminal(&st)
+	}
 	if isTerminal(st.GetState()) && !t.recovered {
 		t.recovered = true
 		m.alloc.Recover(t.t.AgentID.Value, t.t.FrameworkID.Value, t.t.Resources, nil, m.cfg.Clock.Now())
@@ -76,7 +82,21 @@ func (m *Master) completeTask(f *framework, t *task) {
 	if over := len(f.completedTasks) - m.cfg.MaxCompletedTasks; over > 0 {
 		f.completedTasks = append([]*task(nil), f.completedTasks[over:]...)
 	}
-	m.inc("master/tasks_completed", 1)
+}
+
+// countTerminal counts a terminal state as Mesos does: the counter
+// master/tasks_<state> and, when the status has a reason,
+// master/task_<state>/source_<source>/reason_<reason>. Callers hold m.mu.
+func (m *Master) countTerminal(st *mesos.TaskStatus) {
+	s := st.GetState()
+	if !isTerminal(s) {
+		return
+	}
+	name := lower(s.String()) // task_finished
+	m.inc("master/tasks_"+strings.TrimPrefix(name, "task_"), 1)
+	if st.Reason != nil {
+		m.inc("master/"+name+"/"+lower(st.GetSource().String())+"/"+lower(st.GetReason().String()), 1)
+	}
 }
 
 // statusUpdate handles an agent's status update. Callers hold m.mu.
@@ -92,6 +112,7 @@ func (m *Master) statusUpdate(ag *agent, su *link.StatusUpdate) {
 	if f == nil {
 		m.log.WithFields(logrus.Fields{"framework": su.FrameworkID.Value, "task": st.TaskID.Value}).
 			Warn("dropping status update of an unknown framework")
+		m.inc("master/invalid_status_updates", 1)
 		return
 	}
 	t := f.tasks[st.TaskID.Value]
@@ -111,7 +132,7 @@ func (m *Master) statusUpdate(ag *agent, su *link.StatusUpdate) {
 			m.completeTask(f, t)
 		}
 	}
-	m.inc("master/status_updates", 1)
+	m.inc("master/valid_status_updates", 1)
 	m.sendUpdate(f, st)
 }
 
@@ -129,9 +150,10 @@ func (m *Master) acknowledge(f *framework, a *scheduler.Call_Acknowledge) {
 	ag := m.agents[a.AgentID.Value]
 	if ag == nil || !ag.connected {
 		m.log.WithFields(logrus.Fields{"framework": f.id, "agent": a.AgentID.Value}).Warn("dropping acknowledgement for an unknown or disconnected agent")
+		m.inc("master/invalid_status_update_acknowledgements", 1)
 		return
 	}
-	m.inc("master/acknowledgements", 1)
+	m.inc("master/valid_status_update_acknowledgements", 1)
 	m.deliver(ag, link.MasterMessage{Acknowledge: &link.Acknowledge{
 		FrameworkID: mesos.FrameworkID{Value: f.id}, TaskID: a.TaskID, UUID: append([]byte(nil), a.UUID...),
 	}})

@@ -81,6 +81,8 @@ type task struct {
 	pending map[string]mesos.TaskState
 	// recovered: resources returned to the allocator (terminal state seen).
 	recovered bool
+	// counted: its terminal state is counted in the metrics.
+	counted bool
 }
 
 func (t *task) state() mesos.TaskState { return t.t.GetState() }

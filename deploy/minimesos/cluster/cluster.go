@@ -47,6 +47,7 @@ type Cluster struct {
 
 	url     string
 	servers []*http.Server
+	conns   connTracker
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
 	once    sync.Once
@@ -109,7 +110,7 @@ func (c *Cluster) startMaster(cfg Config, lis net.Listener) error {
 }
 
 func (c *Cluster) serve(lis net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ConnState: c.conns.track}
 	c.servers = append(c.servers, srv)
 	c.wg.Add(1)
 	go func() {
@@ -191,6 +192,13 @@ func (c *Cluster) Close(ctx context.Context) error {
 			c.cancel()
 		}
 		c.Master.Close()
+		// http.Server.Shutdown waits 5 s for connections that never sent a
+		// request (clients dial spares); nothing is served any more, so
+		// close those at once.
+		for _, s := range c.servers {
+			s.SetKeepAlivesEnabled(false)
+		}
+		c.conns.closeUnused()
 		for _, s := range c.servers {
 			if err := s.Shutdown(ctx); err != nil {
 				errs = append(errs, s.Close())
@@ -200,4 +208,34 @@ func (c *Cluster) Close(ctx context.Context) error {
 		c.err = errors.Join(errs...)
 	})
 	return c.err
+}
+
+// connTracker records the servers' connections that have not yet carried
+// a request (http.StateNew) or sit idle between requests.
+type connTracker struct {
+	mu     sync.Mutex
+	unused map[net.Conn]bool
+}
+
+func (t *connTracker) track(c net.Conn, st http.ConnState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.unused == nil {
+		t.unused = map[net.Conn]bool{}
+	}
+	switch st {
+	case http.StateNew, http.StateIdle:
+		t.unused[c] = true
+	default:
+		delete(t.unused, c)
+	}
+}
+
+func (t *connTracker) closeUnused() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c := range t.unused {
+		c.Close()
+	}
+	t.unused = nil
 }

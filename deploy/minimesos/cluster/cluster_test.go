@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,4 +95,38 @@ func TestClusterWithLocalAndRemoteAgents(t *testing.T) {
 	if _, err := bad.RegisterAgent(ctx, link.Registration{}, link.AgentFunc(func(link.MasterMessage) error { return nil })); err == nil {
 		t.Fatal("agent with a wrong secret registered")
 	}
+}
+
+// A client connection that never sent a request (Go's transport dials
+// spares) must not hold Close for http.Server.Shutdown's 5 s StateNew
+// grace.
+func TestCloseDoesNotWaitForUnusedConnections(t *testing.T) {
+	c, err := Start(context.Background(), Config{
+		Listen: "127.0.0.1:0", Agents: 1,
+		Master: master.Config{AllocationInterval: 50 * time.Millisecond, AgentPingInterval: 100 * time.Millisecond},
+		Agent:  agent.Config{WorkDir: t.TempDir()},
+		Logger: quiet(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if resp, err := http.Get(c.URL() + "/health"); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close() // leaves an idle keep-alive connection too
+	}
+	time.Sleep(50 * time.Millisecond) // the server has accepted conn
+	start := time.Now()
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Close took %v with an unused client connection open", d)
+	}
+	http.DefaultClient.CloseIdleConnections()
 }

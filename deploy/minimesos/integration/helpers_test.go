@@ -279,6 +279,7 @@ type sched struct {
 	autoAck  bool
 	hold     func(mesos.TaskStatus) bool
 	ackErrs  []error
+	closing  bool
 }
 
 func newCaller(url string, codec encoding.Codec) calls.Caller {
@@ -342,7 +343,9 @@ func (s *sched) read() {
 			st := ev.Update.Status
 			if err := s.call(calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID)); err != nil {
 				s.mu.Lock()
-				s.ackErrs = append(s.ackErrs, err)
+				if !s.closing { // else the framework may be gone already
+					s.ackErrs = append(s.ackErrs, err)
+				}
 				s.mu.Unlock()
 			}
 		}
@@ -350,6 +353,9 @@ func (s *sched) read() {
 }
 
 func (s *sched) close() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
 	s.cancel()
 	if s.resp != nil {
 		s.resp.Close()
@@ -446,6 +452,41 @@ func (s *sched) offer(agentID string) mesos.Offer {
 	s.usedOffr[got.ID.Value] = true
 	s.mu.Unlock()
 	return got
+}
+
+// declineAll suppresses offers and declines every outstanding offer.
+func (s *sched) declineAll() {
+	s.t.Helper()
+	s.mustCall(calls.Suppress())
+	time.Sleep(50 * time.Millisecond) // offers already on their way
+	for _, ev := range s.snapshot() {
+		if ev.GetType() != scheduler.Event_OFFERS {
+			continue
+		}
+		for _, o := range ev.Offers.Offers {
+			if !s.isUsed(o.ID.Value) && !s.rescinded(o.ID.Value) {
+				s.mu.Lock()
+				s.usedOffr[o.ID.Value] = true
+				s.mu.Unlock()
+				s.mustCall(calls.Decline(o.ID).With(calls.RefuseSeconds(time.Hour)))
+			}
+		}
+	}
+}
+
+// outstanding returns an unused, unrescinded offer of agentID if any.
+func (s *sched) outstanding(agentID string) (mesos.Offer, bool) {
+	for _, ev := range s.snapshot() {
+		if ev.GetType() != scheduler.Event_OFFERS {
+			continue
+		}
+		for _, o := range ev.Offers.Offers {
+			if o.AgentID.Value == agentID && !s.isUsed(o.ID.Value) && !s.rescinded(o.ID.Value) {
+				return o, true
+			}
+		}
+	}
+	return mesos.Offer{}, false
 }
 
 func (s *sched) isUsed(id string) bool {

@@ -164,15 +164,38 @@ func (a *Agent) recover() error {
 		}
 		a.recoverRunLocked(rs)
 	}
+	a.recoverUpdatesLocked(filepath.Join(a.metaDir(), id, "updates.json"))
+	return nil
+}
+
+// recoverUpdatesLocked queues the checkpointed unacknowledged updates
+// again, in order, to be resent once the agent registers — also those of
+// frameworks with no executor left (a task that ended before the restart).
+func (a *Agent) recoverUpdatesLocked(path string) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
 	var ups []link.StatusUpdate
-	if b, err := os.ReadFile(filepath.Join(a.metaDir(), id, "updates.json")); err == nil && json.Unmarshal(b, &ups) == nil {
-		for _, u := range ups {
-			if fw := a.frameworks[u.FrameworkID.Value]; fw != nil {
-				_, _ = a.updateLocked(fw, u.ExecutorID, u.Status)
-			}
+	if err == nil {
+		err = json.Unmarshal(b, &ups)
+	}
+	if err != nil {
+		a.log.WithError(err).WithField("path", path).Warn("agent: unreadable status update checkpoint; its updates are lost")
+		return
+	}
+	for _, u := range ups {
+		a.ckptFW.Store(u.FrameworkID.Value, true)
+		a.ckptAny.Store(true)
+		if fw := a.frameworks[u.FrameworkID.Value]; fw != nil {
+			_, err = a.updateLocked(fw, u.ExecutorID, u.Status)
+		} else {
+			_, err = a.sum.Update(u)
+		}
+		if err != nil {
+			a.log.WithError(err).WithField("task", u.Status.TaskID.Value).Warn("agent: dropping a checkpointed status update")
 		}
 	}
-	return nil
 }
 
 func (a *Agent) recoverRunLocked(rs runState) {

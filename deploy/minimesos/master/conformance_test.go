@@ -280,44 +280,6 @@ func TestPartitionAwareExplicitReconcile(t *testing.T) {
 
 func proto[T any](v T) *T { return &v }
 
-func TestFailoverAndTimeout(t *testing.T) {
-	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
-		s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(1, nil))
-		fi := frameworkInfo("fo")
-		fi.FailoverTimeout = proto(0.3)
-		c1 := subscribe(t, s, codec, fi)
-		fi2 := *fi
-		fi2.ID = &mesos.FrameworkID{Value: c1.id}
-		c2 := subscribe(t, s, codec, &fi2)
-		if c2.id != c1.id {
-			t.Fatalf("failover changed id %s → %s", c1.id, c2.id)
-		}
-		if e := c1.next(scheduler.Event_ERROR); e.Error.Message != "Framework failed over" {
-			t.Fatalf("old stream: %v", e)
-		}
-		// Old stream id is now refused (400), the new one works.
-		if err := c1.call(calls.Revive()); err == nil {
-			t.Fatal("call on the failed-over stream succeeded")
-		}
-		c2.mustCall(calls.Revive())
-		// Disconnect, let failover_timeout expire: framework removed, id refused.
-		if err := s.Faults().DropFrameworkStream(c2.id); err != nil {
-			t.Fatal(err)
-		}
-		waitState(t, s, func(d stateDoc) bool { return len(d.Frameworks) == 0 && len(d.CompletedFrameworks) == 1 })
-		c3 := newCaller(s.SchedulerURL(), codec)
-		resp, err := c3.Call(t.Context(), calls.Subscribe(&fi2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Close()
-		var e scheduler.Event
-		if err := resp.Decode(&e); err != nil || e.GetType() != scheduler.Event_ERROR || e.Error.Message != "Framework has been removed" {
-			t.Fatalf("resubscribe removed: %v %v", &e, err)
-		}
-	})
-}
-
 func TestTeardownShutsDownFramework(t *testing.T) {
 	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
 		s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(1, nil))
@@ -333,31 +295,6 @@ func TestTeardownShutsDownFramework(t *testing.T) {
 		}
 		d := waitState(t, s, func(d stateDoc) bool { return len(d.Frameworks) == 0 && len(d.CompletedFrameworks) == 1 })
 		_ = d
-	})
-}
-
-func TestAgentRemovalByHealthCheck(t *testing.T) {
-	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
-		s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(1, nil))
-		ag := s.Fakes[0]
-		pa := subscribe(t, s, codec, frameworkInfo("pa", mesos.FrameworkInfo_Capability_PARTITION_AWARE))
-		o := pa.next(scheduler.Event_OFFERS).Offers.Offers[0]
-		pa.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunch(commandTask("t", o, 1, 1))}.WithOffers(o.ID)))
-		ag.WaitFor(5*time.Second, func(m link.MasterMessage) bool { return m.RunTask != nil })
-		other := subscribe(t, s, codec, frameworkInfo("other"))
-		other.next(scheduler.Event_OFFERS)
-		ag.SetPongs(false)
-		if st := pa.nextUpdate("t"); st.GetState() != mesos.TASK_UNREACHABLE || st.GetReason() != mesos.REASON_AGENT_REMOVED || st.UUID != nil {
-			t.Fatalf("%v", st)
-		}
-		if e := pa.next(scheduler.Event_FAILURE); e.Failure.GetAgentID().GetValue() != ag.ID() || e.Failure.ExecutorID != nil {
-			t.Fatalf("%v", e)
-		}
-		if e := other.next(scheduler.Event_RESCIND); e.Rescind.OfferID.Value == "" {
-			t.Fatal("no rescind")
-		}
-		other.next(scheduler.Event_FAILURE)
-		waitState(t, s, func(d stateDoc) bool { return len(d.Slaves) == 0 })
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest"
 )
@@ -216,6 +217,183 @@ func TestMaxOutstandingOffers(t *testing.T) {
 		clk.Advance(tickAlloc)
 		if o := c2.next(scheduler.Event_OFFERS).Offers.Offers; len(o) != 1 || o[0].AgentID != first.AgentID {
 			t.Fatalf("second framework's offers %v, want one on %s", o, first.AgentID.Value)
+		}
+	})
+}
+
+// Failover keeps the id and ends the old stream; a disconnected
+// framework survives exactly failover_timeout, then it is removed (its
+// tasks killed, its executors shut down) and its id refused.
+func TestFailoverAndTimeout(t *testing.T) {
+	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
+		s, clk := newClockServer(t, 1, nil)
+		ag := s.Fakes[0]
+		fi := frameworkInfo("fo")
+		fi.FailoverTimeout = proto(10.0)
+		c1 := subscribe(t, s, codec, fi)
+		fi2 := *fi
+		fi2.ID = &mesos.FrameworkID{Value: c1.id}
+		c2 := subscribe(t, s, codec, &fi2)
+		if c2.id != c1.id {
+			t.Fatalf("failover changed id %s → %s", c1.id, c2.id)
+		}
+		if e := c1.next(scheduler.Event_ERROR); e.Error.Message != "Framework failed over" {
+			t.Fatalf("old stream: %v", e)
+		}
+		// Old stream id is now refused (400), the new one works.
+		if err := c1.call(calls.Revive()); err == nil {
+			t.Fatal("call on the failed-over stream succeeded")
+		}
+		clk.Advance(tickAlloc)
+		o := c2.next(scheduler.Event_OFFERS).Offers.Offers[0]
+		c2.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunch(commandTask("t", o, 1, 1))}.WithOffers(o.ID)))
+		if _, err := ag.SendStatus(c2.id, "t", mesos.TASK_RUNNING); err != nil {
+			t.Fatal(err)
+		}
+		// Disconnect: inactive but kept, with its task, for 10s.
+		if err := s.Faults().DropFrameworkStream(c2.id); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(10*time.Second - time.Millisecond)
+		d := getState(t, s)
+		if len(d.Frameworks) != 1 || d.Frameworks[0].Active || len(d.Frameworks[0].Tasks) != 1 || len(d.CompletedFrameworks) != 0 {
+			t.Fatalf("1ms before the failover timeout: %+v", d)
+		}
+		for _, m := range ag.Messages() {
+			if m.ShutdownFramework != nil {
+				t.Fatal("framework shut down before its failover timeout")
+			}
+		}
+		clk.Advance(time.Millisecond)
+		d = getState(t, s)
+		if len(d.Frameworks) != 0 || len(d.CompletedFrameworks) != 1 {
+			t.Fatalf("at the failover timeout: %+v", d)
+		}
+		if _, err := ag.WaitFor(time.Second, func(m link.MasterMessage) bool {
+			return m.ShutdownFramework != nil && m.ShutdownFramework.FrameworkID.Value == c2.id
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.Master.Metrics()["master/task_killed/source_master/reason_framework_removed"]; n != 1 {
+			t.Fatalf("killed tasks %v", n)
+		}
+		c3 := newCaller(s.SchedulerURL(), codec)
+		resp, err := c3.Call(t.Context(), calls.Subscribe(&fi2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Close()
+		var e scheduler.Event
+		if err := resp.Decode(&e); err != nil || e.GetType() != scheduler.Event_ERROR || e.Error.Message != "Framework has been removed" {
+			t.Fatalf("resubscribe removed: %v %v", &e, err)
+		}
+	})
+}
+
+// HEARTBEAT right after SUBSCRIBED, then exactly every
+// heartbeat_interval_seconds of the master's clock.
+func TestHeartbeatInterval(t *testing.T) {
+	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
+		s, clk := newClockServer(t, 0, nil)
+		c := subscribe(t, s, codec, frameworkInfo("hb"))
+		// subscribe consumed SUBSCRIBED; the immediate HEARTBEAT follows.
+		if evs := c.marker("m0"); len(evs) != 1 || evs[0].GetType() != scheduler.Event_HEARTBEAT {
+			t.Fatalf("after SUBSCRIBED: %v", evs)
+		}
+		clk.Advance(tickHeartbeat - time.Millisecond)
+		if evs := c.marker("m1"); len(evs) != 0 {
+			t.Fatalf("1ms before the interval: %v", evs)
+		}
+		clk.Advance(time.Millisecond)
+		if evs := c.marker("m2"); len(evs) != 1 || evs[0].GetType() != scheduler.Event_HEARTBEAT {
+			t.Fatalf("at the interval: %v", evs)
+		}
+		clk.Advance(3 * tickHeartbeat)
+		if evs := c.marker("m3"); len(evs) != 3 || countEvents(evs, scheduler.Event_HEARTBEAT) != 3 {
+			t.Fatalf("three intervals: %v", evs)
+		}
+	})
+	// The interval announced in SUBSCRIBED is the configured one (15s by default).
+	for _, tc := range []struct {
+		cfg  time.Duration
+		want float64
+	}{{0, 15}, {tickHeartbeat, 10}} {
+		s, _ := newClockServer(t, 0, func(c *master.Config) { c.HeartbeatInterval = tc.cfg })
+		resp, err := newCaller(s.SchedulerURL(), allCodecs[0]).Call(t.Context(), calls.Subscribe(frameworkInfo("hb")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e scheduler.Event
+		err = resp.Decode(&e)
+		resp.Close()
+		if err != nil || e.GetType() != scheduler.Event_SUBSCRIBED || e.Subscribed.GetHeartbeatIntervalSeconds() != tc.want {
+			t.Fatalf("HeartbeatInterval %v: %v %v", tc.cfg, &e, err)
+		}
+	}
+}
+
+// An agent that stops answering pings is removed on the ping after
+// AgentMaxMissedPings unanswered ones: its tasks become TASK_UNREACHABLE
+// (partition-aware), offers are rescinded, every framework gets FAILURE.
+func TestAgentRemovalByHealthCheck(t *testing.T) {
+	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
+		s, clk := newClockServer(t, 1, func(c *master.Config) {
+			c.AgentPingInterval, c.AgentMaxMissedPings = time.Second, 5
+		})
+		ag := s.Fakes[0]
+		// tick advances one ping interval (also an allocation interval)
+		// and waits for the pong when the agent answers.
+		answering := true
+		tick := func() {
+			t.Helper()
+			n := ag.Pongs()
+			clk.Advance(time.Second)
+			deadline := time.Now().Add(5 * time.Second)
+			for answering && ag.Pongs() == n {
+				if time.Now().After(deadline) {
+					t.Fatal("no pong")
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		pa := subscribe(t, s, codec, frameworkInfo("pa", mesos.FrameworkInfo_Capability_PARTITION_AWARE))
+		tick()
+		o := pa.next(scheduler.Event_OFFERS).Offers.Offers[0]
+		pa.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunch(commandTask("t", o, 1, 1))}.WithOffers(o.ID)))
+		other := subscribe(t, s, codec, frameworkInfo("other"))
+		tick()
+		other.next(scheduler.Event_OFFERS)
+		for i := 0; i < 10; i++ {
+			tick() // answered pings keep it
+		}
+		answering = false
+		ag.SetPongs(false)
+		for i := 0; i < 5; i++ {
+			tick()
+		}
+		if d := getState(t, s); len(d.Slaves) != 1 || !d.Slaves[0].Active {
+			t.Fatalf("removed after 5 missed pings: %+v", d.Slaves)
+		}
+		if evs := pa.marker("m"); countEvents(evs, scheduler.Event_UPDATE) != 0 || countEvents(evs, scheduler.Event_FAILURE) != 0 {
+			t.Fatalf("before removal: %v", evs)
+		}
+		tick()
+		if d := getState(t, s); len(d.Slaves) != 0 {
+			t.Fatalf("not removed on the 6th ping: %+v", d.Slaves)
+		}
+		if st := pa.nextUpdate("t"); st.GetState() != mesos.TASK_UNREACHABLE || st.GetReason() != mesos.REASON_AGENT_REMOVED || st.UUID != nil {
+			t.Fatalf("%v", st)
+		}
+		if e := pa.next(scheduler.Event_FAILURE); e.Failure.GetAgentID().GetValue() != ag.ID() || e.Failure.ExecutorID != nil {
+			t.Fatalf("%v", e)
+		}
+		if e := other.next(scheduler.Event_RESCIND); e.Rescind.OfferID.Value == "" {
+			t.Fatal("no rescind")
+		}
+		other.next(scheduler.Event_FAILURE)
+		m := s.Master.Metrics()
+		if m["master/slave_removals"] != 1 || m["master/slaves_unreachable"] != 1 || m["master/tasks_unreachable"] != 1 {
+			t.Fatalf("metrics %v", m)
 		}
 	})
 }

@@ -24,6 +24,7 @@ type FakeAgent struct {
 	msgs    []link.MasterMessage
 	notify  chan struct{}
 	noPong  bool
+	pongs   int
 	stopped bool
 	wg      sync.WaitGroup
 }
@@ -71,6 +72,15 @@ func (a *FakeAgent) SetPongs(on bool) {
 	a.mu.Unlock()
 }
 
+// Pongs is how many pongs the master has taken so far (each counted
+// once FromAgent returned), so that tests on a FakeClock can wait for the
+// answer to one ping before the next falls due.
+func (a *FakeAgent) Pongs() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pongs
+}
+
 // Deliver implements link.Agent.
 func (a *FakeAgent) Deliver(msg link.MasterMessage) error {
 	a.mu.Lock()
@@ -84,7 +94,11 @@ func (a *FakeAgent) Deliver(msg link.MasterMessage) error {
 			a.wg.Add(1)
 			go func() {
 				defer a.wg.Done()
-				_ = m.FromAgent(context.Background(), id, link.AgentMessage{Pong: &link.Pong{Seq: seq}})
+				if m.FromAgent(context.Background(), id, link.AgentMessage{Pong: &link.Pong{Seq: seq}}) == nil {
+					a.mu.Lock()
+					a.pongs++
+					a.mu.Unlock()
+				}
 			}()
 		}
 		return nil

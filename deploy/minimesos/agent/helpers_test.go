@@ -53,6 +53,12 @@ type fakeMaster struct {
 	// onUpdate, if set, sees every forwarded update (under f.mu).
 	onUpdate func(link.StatusUpdate)
 	nextID   string
+	// pingInterval is announced at registration (0: the agent's watchdog
+	// is off); regAt records when each registration arrived, pongs the
+	// sequence numbers of the agent's Pongs.
+	pingInterval time.Duration
+	regAt        []time.Time
+	pongs        []uint64
 }
 
 func newFakeMaster() *fakeMaster {
@@ -63,12 +69,13 @@ func (f *fakeMaster) RegisterAgent(_ context.Context, r link.Registration, to li
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.regs = append(f.regs, r)
+	f.regAt = append(f.regAt, time.Now())
 	f.agent = to
 	id := f.nextID
 	if r.AgentInfo.ID != nil {
 		id = r.AgentInfo.ID.Value
 	}
-	return link.Registered{AgentID: mesos.AgentID{Value: id}}, nil
+	return link.Registered{AgentID: mesos.AgentID{Value: id}, PingInterval: f.pingInterval}, nil
 }
 
 func (f *fakeMaster) FromAgent(_ context.Context, _ string, m link.AgentMessage) error {
@@ -94,6 +101,8 @@ func (f *fakeMaster) FromAgent(_ context.Context, _ string, m link.AgentMessage)
 		f.exited = append(f.exited, *m.ExecutorExited)
 	case m.ExecutorMessage != nil:
 		f.msgs = append(f.msgs, *m.ExecutorMessage)
+	case m.Pong != nil:
+		f.pongs = append(f.pongs, m.Pong.Seq)
 	}
 	agent := f.agent
 	f.mu.Unlock()

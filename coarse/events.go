@@ -302,27 +302,31 @@ func (b *Backend) updateDemand() {
 	}
 }
 
-// checkNoExecutor reports, every flint.mesos.coarse.noExecutorTimeout,
-// that tasks are waiting while no executor could be started, and why.
+// checkNoExecutor fails the waiting jobs when, for
+// flint.mesos.coarse.noExecutorTimeout, tasks have waited while no executor
+// could be started, naming what the offers lacked — instead of a silent hang.
 func (b *Backend) checkNoExecutor(now time.Time) {
 	wants := b.d.WantsOffers()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if !wants || b.liveLocked() > 0 || b.stopping {
-		b.diag.waitSince, b.diag.reported = time.Time{}, time.Time{}
+		b.diag.waitSince = time.Time{}
+		b.mu.Unlock()
 		return
 	}
 	if b.diag.waitSince.IsZero() {
 		b.diag.waitSince = now
+		b.mu.Unlock()
 		return
 	}
-	last := b.diag.reported
-	if last.IsZero() {
-		last = b.diag.waitSince
-	}
-	if now.Sub(last) < b.set.noExecutorTimeout {
+	waited := now.Sub(b.diag.waitSince)
+	if waited < b.set.noExecutorTimeout {
+		b.mu.Unlock()
 		return
 	}
-	b.diag.reported = now
-	b.log.Errorf("coarse: tasks have waited %s and no executor could be started: %s", now.Sub(b.diag.waitSince).Round(time.Second), b.explainLocked())
+	reason := fmt.Sprintf("tasks waited %s (flint.mesos.coarse.noExecutorTimeout) and no executor could be started: %s",
+		waited.Round(time.Second), b.explainLocked())
+	b.diag.waitSince = time.Time{}
+	b.mu.Unlock()
+	b.log.Error("coarse: " + reason)
+	b.d.Abort(reason)
 }

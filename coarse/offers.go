@@ -249,7 +249,6 @@ type diagnosis struct {
 	unfit       []string
 	lastFailure string
 	waitSince   time.Time
-	reported    time.Time
 }
 
 // explainLocked says why no executor runs.

@@ -49,6 +49,9 @@ type Driver interface {
 	ExecutorLost(executorID, reason string, causedByApp bool)
 	// WantsOffers reports whether tasks are waiting for resources.
 	WantsOffers() bool
+	// Abort fails every active job with reason: the backend cannot run
+	// them (no offer fits after a timeout, the cluster removed the framework).
+	Abort(reason string)
 }
 
 // BackendParams is what a BackendFactory gets.

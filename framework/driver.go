@@ -49,6 +49,8 @@ type jobState struct {
 	ended   bool
 	// lastIndex and lastAttempt identify the most recent failed attempt.
 	lastIndex, lastAttempt int
+	// cause is why the job was cancelled (context end, Stop, backend abort).
+	cause error
 }
 
 // attempt is a launched task attempt the driver still waits on.

@@ -106,7 +106,7 @@ func (d *driver) endJob(setID string, ab *scheduler.TaskSetAborted, now time.Tim
 }
 
 func jobError(js *jobState, ab *scheduler.TaskSetAborted) *JobError {
-	je := &JobError{JobID: js.id, Job: js.job.Name, StageID: js.stage, Reason: ab.Reason, TaskIndex: -1}
+	je := &JobError{JobID: js.id, Job: js.job.Name, StageID: js.stage, Reason: ab.Reason, TaskIndex: -1, Cause: js.cause}
 	if f := ab.LastFailure; f != nil {
 		je.FailureKind, je.Message, je.Stack = f.Kind.String(), f.Message, f.Stack
 		je.TaskIndex, je.Attempt = js.lastIndex, js.lastAttempt
@@ -142,13 +142,24 @@ func (d *driver) cancelLocked(js *jobState, cause error, o *outbox) {
 	if js.ended {
 		return
 	}
+	js.cause = cause // before the job ends: RunJob reads the error as soon as done closes
 	d.process(d.core.KillTaskSet(js.setID, fmt.Sprintf("job cancelled: %v", cause)), nil, o)
 	if !js.ended { // the core already considered the set done; end the job anyway
 		d.endJob(js.setID, &scheduler.TaskSetAborted{TaskSetID: js.setID, Reason: fmt.Sprintf("job cancelled: %v", cause)}, d.now(), o)
 	}
-	if js.err != nil {
-		js.err.Cause = cause
+}
+
+// Abort implements Driver: every active job fails with reason.
+func (d *driver) Abort(reason string) {
+	var o outbox
+	d.mu.Lock()
+	cause := fmt.Errorf("%w: %s", ErrBackendAborted, reason)
+	for _, js := range d.jobs {
+		d.cancelLocked(js, cause, &o)
 	}
+	d.mu.Unlock()
+	d.log.Errorf("backend aborted the active jobs: %s", reason)
+	d.flush(&o)
 }
 
 // stop aborts every job, then waits for result fetches in flight.

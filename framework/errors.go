@@ -16,6 +16,8 @@ var (
 	ErrNoBackend = errors.New("framework: no backend for master")
 	// ErrInvalidJob is wrapped by job validation errors.
 	ErrInvalidJob = errors.New("framework: invalid job")
+	// ErrBackendAborted is the cause of jobs a backend gave up on (Driver.Abort).
+	ErrBackendAborted = errors.New("framework: backend aborted the job")
 )
 
 // JobError is returned by RunJob when a job does not complete: a task failed

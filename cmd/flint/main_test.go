@@ -158,3 +158,18 @@ func TestMesosLocalServesStateWithBothAgents(t *testing.T) {
 		t.Fatal("flint mesos local did not stop on SIGINT")
 	}
 }
+
+func TestSubmitPiOnTheDefaultEmbeddedMaster(t *testing.T) {
+	out, errOut, code := runFlint(t, "submit", "--example", "pi", "--conf", "flint.embedded.workDir="+t.TempDir(), "20", "10000")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errOut)
+	}
+	if !regexp.MustCompile(`Pi is roughly 3\.1[0-9]+ \(20 slices × 10000 samples\)`).MatchString(out) {
+		t.Fatalf("stdout %q lacks the estimate", out)
+	}
+	for _, want := range []string{"embedded", "framework", "executor"} {
+		if !strings.Contains(strings.ToLower(errOut), want) {
+			t.Errorf("stderr does not mention %q:\n%s", want, errOut)
+		}
+	}
+}

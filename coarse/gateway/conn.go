@@ -201,7 +201,15 @@ func (c *conn) finish() {
 	if !lost {
 		return
 	}
-	g.log.WithFields(logrus.Fields{"executor_id": c.id, "reason": c.reason}).Warn("executor lost")
+	c.mu.Lock()
+	asked := c.stopping != ""
+	c.mu.Unlock()
+	entry := g.log.WithFields(logrus.Fields{"executor_id": c.id, "reason": c.reason})
+	if asked || g.isClosing() {
+		entry.Info("executor stopped") // the driver asked for it: not a loss worth a warning
+	} else {
+		entry.Warn("executor lost")
+	}
 	if !g.isClosing() {
 		g.cfg.Events.ExecutorLost(c.id, c.reason)
 	}

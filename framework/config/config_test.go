@@ -33,7 +33,7 @@ func TestDefaults(t *testing.T) {
 	checks := []struct {
 		got, want any
 	}{
-		{c.String("flint.master"), "local[*]"}, {c.Bool("flint.mesos.coarse"), true},
+		{c.String("flint.master"), "embedded"}, {c.Bool("flint.mesos.coarse"), true},
 		{c.Size("flint.executor.memory"), int64(1 << 30)}, {c.Int("flint.task.cpus"), 1},
 		{c.Int("flint.task.maxFailures"), 4}, {c.Size("flint.task.maxDirectResultSize"), int64(1 << 20)},
 		{c.Size("flint.driver.maxResultSize"), int64(1 << 30)}, {c.Duration("flint.locality.wait"), 3 * time.Second},
@@ -316,7 +316,7 @@ func TestSecretsRedacted(t *testing.T) {
 	if r["flint.mesos.secret"] != Redaction || r["flint.authenticate.secret"] != Redaction {
 		t.Errorf("secrets shown: %v", r)
 	}
-	if r["flint.mesos.principal"] != "me" || r["flint.master"] != "local[*]" || r["flint.executorEnv.HOME"] != "/h" {
+	if r["flint.mesos.principal"] != "me" || r["flint.master"] != "embedded" || r["flint.executorEnv.HOME"] != "/h" {
 		t.Errorf("plain values missing: %v", r)
 	}
 	for k, v := range r {

@@ -85,8 +85,8 @@ const (
 
 var table = []Key{
 	// Application.
-	{Name: "flint.master", Kind: KindMaster, Default: "local[*]", Group: GroupApplication,
-		Doc: "Where tasks run: `local`, `local[N]`, `local[*]`, `local[N,F]` (F task attempts), `embedded` (in-process minimesos), `mesos://host:port` or `mesos://zk://host:2181,host2:2181/mesos`. The default stays `local[*]` until the embedded master is available; then it becomes `embedded`."},
+	{Name: "flint.master", Kind: KindMaster, Default: "embedded", Group: GroupApplication,
+		Doc: "Where tasks run: `embedded` (an in-process minimesos master with agents whose executors are real processes; see flint.embedded.*), `mesos://host:port` or `mesos://zk://host:2181,host2:2181/mesos` for a Mesos cluster, or `local`, `local[N]`, `local[*]`, `local[N,F]` (F task attempts) to run tasks in the driver process."},
 	{Name: "flint.app.name", Kind: KindString, Default: "flint", Group: GroupApplication,
 		Doc: "Application name shown by Mesos and in logs."},
 	{Name: "flint.executorEnv.", Kind: KindString, Prefix: true, Group: GroupApplication,
@@ -202,6 +202,10 @@ var table = []Key{
 		Doc: "Executor failures (exited with an error, crashed at start, lost) on one agent before no more executors are started there for `flint.mesos.executor.agentExclusionTimeout`." + coarse},
 	{Name: "flint.mesos.executor.agentExclusionTimeout", Kind: KindDuration, Default: "10m", DurationUnit: time.Second, Group: GroupMesos,
 		Doc: "How long an agent stays excluded after `flint.mesos.executor.maxFailuresPerAgent` executor failures (Spark excludes it for good). A bare number is in seconds." + coarse},
+	{Name: "flint.mesos.fine.executorIdleTimeout", Kind: KindDuration, Default: "60s", DurationUnit: time.Second, Group: GroupMesos,
+		Doc: "How long a fine-grained Mesos executor stays up with no task before it exits and gives its own cores (`flint.mesos.mesosExecutor.cores`) and memory back to Mesos; 0 keeps it until the driver stops (Spark's behaviour). A bare number is in seconds. Used by the fine-grained Mesos backend."},
+	{Name: "flint.mesos.fine.offerHoldTime", Kind: KindDuration, Default: "1s", DurationUnit: time.Millisecond, Group: GroupMesos,
+		Doc: "How long the fine-grained backend keeps offers it has no task for, so tasks submitted meanwhile launch at once instead of waiting for the next allocation; then they are declined. 0 declines at once. A bare number is in milliseconds. Used by the fine-grained Mesos backend."},
 	{Name: "flint.driver.host", Kind: KindString, Group: GroupApplication,
 		Doc: "Host name or IP executors and agents use to reach the driver (executor gateway and file server). Unset: the local address the driver uses to reach the Mesos master."},
 	// Embedded master.

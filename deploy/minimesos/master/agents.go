@@ -53,7 +53,8 @@ func (m *Master) RegisterAgent(_ context.Context, r link.Registration, to link.A
 		id = fmt.Sprintf("%s-S%d", m.cfg.ID, m.nextAgent)
 		m.nextAgent++
 	}
-	if old := m.agents[id]; old != nil {
+	old := m.agents[id]
+	if old != nil {
 		m.rescindAgentOffers(id)
 		m.alloc.RemoveAgent(id)
 	}
@@ -63,6 +64,9 @@ func (m *Master) RegisterAgent(_ context.Context, r link.Registration, to link.A
 	ag := &agent{id: id, info: info, endpoint: r.Endpoint, to: to, connected: true, active: true,
 		registered: now, total: cloneResources(info.Resources)}
 	m.agents[id] = ag
+	if old != nil {
+		m.reconcileKnownAgent(ag, &r)
+	}
 	m.adoptRegistration(ag, &r, now)
 	m.alloc.AddAgent(id, info.Hostname, ag.total, m.usedOnAgent(id))
 	if r.AgentInfo.ID != nil {
@@ -72,6 +76,58 @@ func (m *Master) RegisterAgent(_ context.Context, r link.Registration, to link.A
 	}
 	m.log.WithFields(logrus.Fields{"agent": id, "hostname": info.Hostname, "tasks": len(r.Tasks)}).Info("agent registered")
 	return link.Registered{AgentID: mesos.AgentID{Value: id}, MasterInfo: m.info, PingInterval: m.cfg.AgentPingInterval}, nil
+}
+
+// reconcileKnownAgent handles a known agent re-registering without some
+// of the tasks and executors the master has for it, as Mesos'
+// reconcileKnownSlave and the agent's answer to its ReconcileTasksMessage
+// do together: each missing non-terminal task becomes TASK_LOST
+// (TASK_DROPPED for partition-aware frameworks) with
+// REASON_RECONCILIATION, "Reconciliation: task unknown to the agent",
+// and is removed; missing terminal ones are removed silently; missing
+// executors are forgotten. The update comes from the master here (no
+// uuid, SOURCE_MASTER, nothing to acknowledge), since minimesos agents
+// do not reconcile on the master's behalf. Callers hold m.mu, and the
+// allocator has already forgotten the agent.
+func (m *Master) reconcileKnownAgent(ag *agent, r *link.Registration) {
+	key := func(fw, id string) string { return fw + "\x00" + id }
+	tasks, execs := map[string]bool{}, map[string]bool{}
+	for i := range r.Tasks {
+		tasks[key(r.Tasks[i].FrameworkID.Value, r.Tasks[i].TaskID.Value)] = true
+	}
+	for i := range r.Executors {
+		execs[key(r.Executors[i].FrameworkID.Value, r.Executors[i].Info.ExecutorID.Value)] = true
+	}
+	for _, fid := range sortedKeys(m.fws) {
+		f := m.fws[fid]
+		for _, tid := range sortedKeys(f.tasks) {
+			t := f.tasks[tid]
+			if t.t.AgentID.Value != ag.id || tasks[key(f.id, tid)] {
+				continue
+			}
+			t.recovered = true // the agent's resources are recounted from r
+			if !isTerminal(t.state()) {
+				state := mesos.TASK_LOST
+				if f.caps.partitionAware {
+					state = mesos.TASK_DROPPED
+				}
+				st := m.masterStatus(t, state, mesos.REASON_RECONCILIATION, "Reconciliation: task unknown to the agent")
+				m.setLatest(t, st)
+				m.sendUpdate(f, st)
+			}
+			m.log.WithFields(logrus.Fields{"agent": ag.id, "framework": f.id, "task": tid}).
+				Warn("task unknown to the re-registering agent")
+			m.completeTask(f, t)
+		}
+		for _, eid := range sortedKeys(f.executors[ag.id]) {
+			if !execs[key(f.id, eid)] {
+				delete(f.executors[ag.id], eid)
+			}
+		}
+		if len(f.executors[ag.id]) == 0 {
+			delete(f.executors, ag.id)
+		}
+	}
 }
 
 // adoptRegistration rebuilds frameworks, executors and tasks an agent

@@ -17,6 +17,8 @@ import (
 	_ "github.com/flint-mesos/flint/coarse"          // the mesos-coarse backend
 	_ "github.com/flint-mesos/flint/deploy/embedded" // the embedded master
 	coarseexec "github.com/flint-mesos/flint/executor/coarse"
+	fineexec "github.com/flint-mesos/flint/executor/fine"
+	_ "github.com/flint-mesos/flint/fine" // the mesos-fine backend
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
 	_ "github.com/flint-mesos/flint/framework/local" // the local[N] backend
@@ -36,7 +38,10 @@ var (
 	roles   = map[string]func(ctx context.Context) error{}
 )
 
-func init() { RegisterRole(coarseexec.Role, coarseexec.Main) }
+func init() {
+	RegisterRole(coarseexec.Role, coarseexec.Main)
+	RegisterRole(fineexec.Role, fineexec.Main)
+}
 
 // RegisterRole makes a non-driver role (an executor flavour) available to
 // Main under FLINT_ROLE=name. Executor packages call it from init.

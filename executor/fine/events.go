@@ -1,0 +1,251 @@
+package fine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mexec "github.com/mesos/mesos-go/api/v1/lib/executor"
+
+	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/proto/flintpb"
+)
+
+// events handles one subscription's events until it ends.
+func (e *Executor) events(resp mesos.Response) error {
+	for {
+		var ev mexec.Event
+		if err := resp.Decode(&ev); err != nil {
+			if errors.Is(err, io.EOF) {
+				return errors.New("fine: the agent closed the subscription")
+			}
+			return err
+		}
+		switch ev.GetType() {
+		case mexec.Event_SUBSCRIBED:
+			if err := e.subscribed(ev.Subscribed); err != nil {
+				e.finish(err, "")
+				return err
+			}
+		case mexec.Event_LAUNCH:
+			e.launch(ev.Launch.Task)
+		case mexec.Event_LAUNCH_GROUP:
+			for _, t := range ev.LaunchGroup.TaskGroup.Tasks {
+				e.launch(t)
+			}
+		case mexec.Event_KILL:
+			e.kill(ev.Kill.TaskID)
+		case mexec.Event_ACKNOWLEDGED:
+			e.acknowledged(ev.Acknowledged.TaskID, ev.Acknowledged.UUID)
+		case mexec.Event_SHUTDOWN:
+			e.finish(nil, "the agent asked the executor to shut down")
+		case mexec.Event_ERROR:
+			e.log.Errorf("fine: the agent sent ERROR: %s", ev.Error.GetMessage())
+		case mexec.Event_MESSAGE, mexec.Event_HEARTBEAT:
+		default:
+			e.log.Debugf("fine: ignoring event %s", ev.GetType())
+		}
+	}
+}
+
+// subscribed sets the executor up on the first SUBSCRIBED event.
+func (e *Executor) subscribed(s *mexec.Event_Subscribed) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.rt != nil {
+		e.log.Info("fine: re-subscribed with the agent")
+		return nil
+	}
+	set, err := DecodeSettings(s.ExecutorInfo.GetData())
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadSettings, err)
+	}
+	rt, err := executor.New(executor.Config{
+		ExecutorID: e.cfg.Mesos.ExecutorID, Cores: runtimeCores, TaskCPUs: set.TaskCPUs,
+		MaxResultSize: set.MaxResultSize, MaxDirectResultSize: max(set.MaxDirectResultSize, 1),
+		Registry: e.cfg.Registry, Logger: e.log,
+	}, e.report)
+	if err != nil {
+		return fmt.Errorf("fine: runtime: %w", err)
+	}
+	rs, err := startResultServer(set, rt, e.log)
+	if err != nil {
+		_ = rt.Close(nilCtx())
+		return err
+	}
+	e.set, e.rt, e.results = set, rt, rs
+	e.lastActive = time.Now()
+	if set.IdleTimeout > 0 {
+		go e.idleWatch(set.IdleTimeout)
+	}
+	e.log.Infof("fine: subscribed to agent %s (%s) for driver %s; results served at %s",
+		s.AgentInfo.GetID().GetValue(), s.AgentInfo.GetHostname(), set.DriverID, rs.url)
+	return nil
+}
+
+// launch runs one Mesos task.
+func (e *Executor) launch(t mesos.TaskInfo) {
+	id := t.TaskID.Value
+	e.mu.Lock()
+	if e.tasks[id] != nil {
+		e.mu.Unlock()
+		e.log.Debugf("fine: task %s launched twice; ignoring the second LAUNCH", id)
+		return
+	}
+	ent := &taskEntry{info: t}
+	e.tasks[id] = ent
+	e.lastActive = time.Now()
+	closing, rt := e.closing, e.rt
+	e.mu.Unlock()
+	if closing || rt == nil {
+		e.fail(id, mesos.TASK_LOST, mesos.REASON_EXECUTOR_TERMINATED, &flintpb.StatusUpdate{State: flintpb.TaskState_TASK_LOST,
+			Failure: &flintpb.TaskFailure{Kind: flintpb.FailureKind_EXECUTOR_LOST, Message: "the executor is exiting"}})
+		return
+	}
+	var td flintpb.TaskDescription
+	err := td.Unmarshal(t.Data)
+	if err == nil && td.Function == "" {
+		err = errors.New("the description names no function")
+	}
+	if err != nil {
+		e.fail(id, mesos.TASK_FAILED, mesos.REASON_TASK_INVALID, &flintpb.StatusUpdate{State: flintpb.TaskState_TASK_FAILED,
+			Failure: &flintpb.TaskFailure{Kind: flintpb.FailureKind_DECODE_ERROR, Message: fmt.Sprintf("fine: task %s: data is not a Flint task description (%d bytes): %v", id, len(t.Data), err)}})
+		return
+	}
+	td.ExecutorId = e.cfg.Mesos.ExecutorID
+	e.mu.Lock()
+	ent.flintID, ent.inRT = td.TaskId, true
+	e.byFlint[td.TaskId] = id
+	e.mu.Unlock()
+	if err := rt.Launch(&td); err != nil {
+		e.mu.Lock()
+		ent.inRT = false
+		delete(e.byFlint, td.TaskId)
+		e.mu.Unlock()
+		st, kind := mesos.TASK_FAILED, flintpb.FailureKind_LAUNCH_FAILED
+		fs := flintpb.TaskState_TASK_FAILED
+		if errors.Is(err, executor.ErrClosed) {
+			st, kind, fs = mesos.TASK_LOST, flintpb.FailureKind_EXECUTOR_LOST, flintpb.TaskState_TASK_LOST
+		}
+		e.fail(id, st, mesos.REASON_EXECUTOR_TERMINATED, &flintpb.StatusUpdate{TaskId: td.TaskId, Attempt: td.Attempt, State: fs,
+			Failure: &flintpb.TaskFailure{Kind: kind, Message: fmt.Sprintf("fine: task %s: %v", id, err)}})
+	}
+}
+
+// fail sends a terminal update for a task that never ran.
+func (e *Executor) fail(id string, st mesos.TaskState, reason mesos.TaskStatus_Reason, u *flintpb.StatusUpdate) {
+	u.ExecutorId = e.cfg.Mesos.ExecutorID
+	u.TimestampUnixNano = time.Now().UnixNano()
+	data, _ := u.Marshal()
+	msg := ""
+	if u.Failure != nil {
+		msg = u.Failure.Message
+	}
+	e.log.Warn(msg)
+	e.queue(mesos.TaskStatus{TaskID: mesos.TaskID{Value: id}, State: st.Enum(), Reason: reason.Enum(), Message: &msg, Data: data})
+}
+
+// report turns the runtime's updates into Mesos updates.
+func (e *Executor) report(u *flintpb.StatusUpdate) {
+	e.mu.Lock()
+	id, ok := e.byFlint[u.TaskId]
+	var url string
+	if e.results != nil {
+		url = e.results.url
+	}
+	if ok && u.State != flintpb.TaskState_TASK_RUNNING {
+		delete(e.byFlint, u.TaskId)
+		if t := e.tasks[id]; t != nil {
+			t.inRT = false
+		}
+		e.lastActive = time.Now()
+	}
+	e.mu.Unlock()
+	if !ok {
+		e.log.Warnf("fine: the runtime reported unknown task %d", u.TaskId)
+		return
+	}
+	status := mesos.TaskStatus{TaskID: mesos.TaskID{Value: id}}
+	switch u.State {
+	case flintpb.TaskState_TASK_RUNNING:
+		status.State = mesos.TASK_RUNNING.Enum()
+		e.queue(status)
+		return
+	case flintpb.TaskState_TASK_FINISHED:
+		status.State = mesos.TASK_FINISHED.Enum()
+	case flintpb.TaskState_TASK_KILLED:
+		status.State = mesos.TASK_KILLED.Enum()
+	case flintpb.TaskState_TASK_LOST:
+		status.State = mesos.TASK_LOST.Enum()
+	default:
+		status.State = mesos.TASK_FAILED.Enum()
+	}
+	if f := u.GetFailure(); f != nil {
+		msg := f.Kind.String() + ": " + f.Message
+		status.Message = &msg
+	}
+	if u.GetResult().GetIndirect() != nil {
+		status.Labels = &mesos.Labels{Labels: []mesos.Label{{Key: LabelResults, Value: &url}}}
+	}
+	data, err := u.Marshal()
+	if err != nil {
+		e.log.WithError(err).Errorf("fine: encode the update of task %s", id)
+	}
+	status.Data = data
+	e.queue(status)
+}
+
+// kill kills a running task; a task the executor does not run is ignored
+// (its terminal update is already on its way, or it never arrived).
+func (e *Executor) kill(id mesos.TaskID) {
+	e.mu.Lock()
+	t := e.tasks[id.Value]
+	rt := e.rt
+	e.mu.Unlock()
+	if t == nil || !t.inRT || rt == nil {
+		e.log.Debugf("fine: KILL for task %s, which is not running here", id.Value)
+		return
+	}
+	rt.Kill(t.flintID, "killed through Mesos")
+}
+
+// acknowledged drops an acknowledged update, and the task with its
+// terminal update.
+func (e *Executor) acknowledged(id mesos.TaskID, uuid []byte) {
+	e.mu.Lock()
+	delete(e.unacked, string(uuid))
+	if t := e.tasks[id.Value]; t != nil && t.terminal != nil && string(t.terminal) == string(uuid) {
+		delete(e.tasks, id.Value)
+		e.lastActive = time.Now()
+	}
+	e.mu.Unlock()
+	select {
+	case e.ackCh <- struct{}{}:
+	default:
+	}
+}
+
+// idleWatch ends the executor once it had no task for d.
+func (e *Executor) idleWatch(d time.Duration) {
+	tick := time.NewTicker(min(max(d/4, 10*time.Millisecond), time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.quit:
+			return
+		case <-tick.C:
+		}
+		e.mu.Lock()
+		idle := len(e.tasks) == 0 && len(e.unacked) == 0 && time.Since(e.lastActive) >= d
+		if idle {
+			e.closing = true // decided under the lock: a LAUNCH from now on is answered TASK_LOST
+		}
+		e.mu.Unlock()
+		if idle {
+			e.finish(nil, fmt.Sprintf("no task for %s (flint.mesos.fine.executorIdleTimeout)", d))
+			return
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package fine
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/executor"
+)
+
+// ResultPath is the result server's path prefix; a block is at
+// ResultPath + block id.
+const ResultPath = "/v1/results/"
+
+// resultServer serves the results the runtime kept to the driver.
+type resultServer struct {
+	srv *http.Server
+	url string
+}
+
+// startResultServer listens on the local address that routes to the
+// driver (all addresses when that cannot be found).
+func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogger) (*resultServer, error) {
+	host := localIPTowards(set.DriverHost)
+	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("fine: result server: %w", err)
+	}
+	adv := host
+	if adv == "" || adv == "0.0.0.0" {
+		adv = "127.0.0.1"
+	}
+	port := lis.Addr().(*net.TCPAddr).Port
+	rs := &resultServer{url: "http://" + net.JoinHostPort(adv, strconv.Itoa(port))}
+	rs.srv = &http.Server{Handler: resultHandler(set.Secret, rt, log), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := rs.srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.WithError(err).Error("fine: result server stopped")
+		}
+	}()
+	return rs, nil
+}
+
+func (rs *resultServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = rs.srv.Shutdown(ctx)
+}
+
+// resultHandler answers GET (the bytes) and DELETE (release) of kept
+// results for requests bearing the secret.
+func resultHandler(secret string, rt *executor.Runtime, log logrus.FieldLogger) http.Handler {
+	want := []byte("Bearer " + secret)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="flint-executor"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		block, ok := strings.CutPrefix(r.URL.Path, ResultPath)
+		if !ok || block == "" || strings.Contains(block, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			data, err := rt.FetchResult(block)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			_, _ = w.Write(data)
+		case http.MethodDelete:
+			rt.ReleaseResult(block)
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			w.Header().Set("Allow", "GET, DELETE")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		}
+		log.Debugf("fine: result %s: %s", block, r.Method)
+	})
+}
+
+// localIPTowards is the local IP used to reach host ("" when unknown).
+func localIPTowards(host string) string {
+	if host == "" {
+		return ""
+	}
+	c, err := net.Dial("udp", net.JoinHostPort(host, "9"))
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String()
+}
+
+func nilCtx() context.Context { return context.Background() }

@@ -1,0 +1,366 @@
+package fine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/framework/mesosconn/detector"
+	"github.com/flint-mesos/flint/uri"
+)
+
+func init() { framework.RegisterBackend(framework.BackendMesosFine, New) }
+
+// ErrNotStarted is returned by methods that need a started backend.
+var ErrNotStarted = errors.New("fine: backend not started")
+
+// Backend is the fine-grained Mesos backend (Spark's
+// MesosFineGrainedSchedulerBackend): every Flint task is a Mesos task, run
+// by one Flint executor per agent.
+type Backend struct {
+	p    framework.BackendParams
+	set  settings
+	log  logrus.FieldLogger
+	opts []mesosconn.Option
+
+	d          framework.Driver
+	files      *uri.Server
+	conn       *mesosconn.Conn
+	user       string
+	master     string
+	exeURI     string // with the file server token: never logged
+	exeLog     string // exeURI as logged
+	secret     string // result server secret: never logged
+	driverHost string
+	httpc      *http.Client
+
+	connReady chan struct{}
+	wake      chan struct{}
+	stopCh    chan struct{}
+	loopDone  chan struct{}
+	stopOnce  sync.Once
+	stopErr   error
+	releases  sync.WaitGroup
+
+	round sync.Mutex // one launch round at a time (held offers are used once)
+
+	mu          sync.Mutex
+	tasks       map[string]*mtask     // Mesos task id → live task
+	agents      map[string]*agentExec // agent id → its executor
+	held        map[string]*heldOffer // offer id → offer in hand
+	blocks      map[string]string     // kept result block → result server URL
+	stopping    bool
+	started     bool
+	frameworkID string
+	launched    uint64 // tasks launched, for Stats
+}
+
+// mtask is a Flint task attempt running as a Mesos task.
+type mtask struct {
+	flintID uint64
+	attempt int32
+	agentID string
+	execID  string
+	cpus    int
+}
+
+// agentExec is the per-agent executor.
+type agentExec struct {
+	id, host string
+	info     *mesos.ExecutorInfo // as first launched (Mesos needs it unchanged)
+	live     int                 // tasks launched and not yet terminal
+	added    bool                // reported to the driver
+	cpus     int                 // task slots last offered, for DefaultParallelism
+}
+
+// heldOffer is an offer kept for tasks that may come soon.
+type heldOffer struct {
+	offer mesos.Offer
+	since time.Time
+}
+
+var _ framework.Backend = (*Backend)(nil)
+
+// Option configures New beyond the configuration keys (tests and embedders).
+type Option func(*Backend)
+
+// WithConnOptions passes options to the Mesos connection.
+func WithConnOptions(opts ...mesosconn.Option) Option {
+	return func(b *Backend) { b.opts = append(b.opts, opts...) }
+}
+
+// New builds the fine backend for a Mesos master; it is the factory
+// registered as framework.BackendMesosFine.
+func New(p framework.BackendParams) (framework.Backend, error) { return NewBackend(p) }
+
+// NewBackend is New with options, returning the concrete type.
+func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
+	if p.Master.Kind != framework.MasterMesos {
+		return nil, fmt.Errorf("fine: master %q is not a Mesos master", p.Master.Raw)
+	}
+	set, err := readSettings(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	log := p.Logger
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	b := &Backend{
+		p: p, set: set, log: log,
+		connReady: make(chan struct{}), wake: make(chan struct{}, 1),
+		stopCh: make(chan struct{}), loopDone: make(chan struct{}),
+		tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
+		held: map[string]*heldOffer{}, blocks: map[string]string{},
+		httpc: &http.Client{Timeout: max(set.networkTimeout, 10*time.Second),
+			Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}},
+	}
+	for _, o := range opts {
+		o(b)
+	}
+	b.master = masterURL(p.Master)
+	return b, nil
+}
+
+func masterURL(m framework.Master) string {
+	switch {
+	case m.ZooKeeper != "":
+		return "mesos://zk://" + strings.TrimPrefix(m.ZooKeeper, "zk://")
+	case strings.HasPrefix(m.Raw, "mesos://"):
+		return m.Raw
+	}
+	return "mesos://" + m.Address
+}
+
+// Start implements framework.Backend: it serves the driver's executable
+// (unless flint.executor.uri names one), then subscribes to the master.
+func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
+	b.d = d
+	defer func() {
+		if err != nil {
+			close(b.connReady)
+			b.closeFiles(context.Background())
+		}
+	}()
+	host, err := b.findDriverHost()
+	if err != nil {
+		return err
+	}
+	b.driverHost = host
+	b.secret = b.p.Config.String("flint.authenticate.secret")
+	if len(b.secret) < 16 {
+		b.secret = uri.NewToken()
+	}
+	if err := b.startFiles(host); err != nil {
+		return err
+	}
+	mc, err := mesosconn.ConfigFrom(b.p.Config, append([]mesosconn.Option{mesosconn.WithLogger(b.log)}, b.opts...)...)
+	if err != nil {
+		return fmt.Errorf("fine: %w", err)
+	}
+	mc.Master = b.master
+	if mc.StartTimeout == 0 {
+		mc.StartTimeout = min(b.set.networkTimeout, 60*time.Second)
+	}
+	if mc.User == "" {
+		mc.User = userName()
+	}
+	b.user = mc.User
+	conn, err := mesosconn.Start(ctx, mc, handler{b})
+	if err != nil {
+		return fmt.Errorf("fine: cannot register with the Mesos master %s: %w", b.master, err)
+	}
+	b.mu.Lock()
+	b.conn, b.started = conn, true
+	b.mu.Unlock()
+	close(b.connReady)
+	go b.loop()
+	return nil
+}
+
+// findDriverHost is the address executors reach the driver at:
+// flint.driver.host, else the local address used to reach the master.
+func (b *Backend) findDriverHost() (string, error) {
+	if b.set.driverHost != "" {
+		return b.set.driverHost, nil
+	}
+	target := b.p.Master.Address
+	if b.p.Master.ZooKeeper != "" {
+		u, err := detector.ParseMaster(b.master)
+		if err != nil {
+			return "", fmt.Errorf("fine: %w", err)
+		}
+		target = u.ZKServers[0]
+	}
+	c, err := net.Dial("udp", target)
+	if err != nil {
+		return "", fmt.Errorf("fine: cannot find a local address towards %s (set flint.driver.host): %w", target, err)
+	}
+	defer c.Close()
+	h, _, err := net.SplitHostPort(c.LocalAddr().String())
+	if err != nil {
+		return "", fmt.Errorf("fine: local address: %w", err)
+	}
+	return h, nil
+}
+
+// startFiles serves the driver's own executable as the executor binary
+// unless flint.executor.uri names one.
+func (b *Backend) startFiles(host string) error {
+	if b.set.executorURI != "" {
+		b.exeURI, b.exeLog = b.set.executorURI, redactURI(b.set.executorURI)
+		return nil
+	}
+	token := uri.NewToken()
+	fs, err := uri.NewServer(uri.ServerConfig{Token: token, AdvertiseHost: host, Logger: b.log})
+	if err != nil {
+		return fmt.Errorf("fine: file server: %w", err)
+	}
+	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return fmt.Errorf("fine: file server: listen on %s (flint.driver.host): %w", host, err)
+	}
+	if err := fs.Serve(lis); err != nil {
+		return fmt.Errorf("fine: file server: %w", err)
+	}
+	b.files = fs
+	fu, err := fs.AddExecutable()
+	if err != nil {
+		return fmt.Errorf("fine: serve the driver's executable: %w", err)
+	}
+	b.exeURI, b.exeLog = withToken(fu.URL, token), fu.URL
+	if b.set.command == "" {
+		b.set.command = "./" + uriBase(fu.URL)
+	}
+	return nil
+}
+
+// ReviveOffers implements framework.Backend: held offers are used at once,
+// and Mesos is asked for more.
+func (b *Backend) ReviveOffers() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// KillTask implements framework.Backend: the task is killed through Mesos.
+func (b *Backend) KillTask(taskID uint64, executorID, reason string) {
+	b.mu.Lock()
+	conn := b.conn
+	var agent *mesos.AgentID
+	id := mesosTaskID(taskID)
+	if t := b.tasks[id]; t != nil {
+		agent = &mesos.AgentID{Value: t.agentID}
+	}
+	b.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	if err := conn.Kill(mesos.TaskID{Value: id}, agent); err != nil {
+		b.log.WithField("executor", executorID).Debugf("fine: kill task %d (%s): %v", taskID, reason, err)
+	}
+}
+
+// DefaultParallelism implements framework.Backend: the task slots last
+// offered per agent, at least 2 (Spark's fine mode: 8 when unknown).
+func (b *Backend) DefaultParallelism() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, a := range b.agents {
+		n += a.cpus
+	}
+	if n == 0 {
+		return 8
+	}
+	return max(n, 2)
+}
+
+// FrameworkID is the Mesos framework id ("" before Start).
+func (b *Backend) FrameworkID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.frameworkID
+}
+
+// Stats are the backend's counters.
+type Stats struct {
+	Launched   uint64 // Mesos tasks launched
+	Running    int    // Mesos tasks not yet terminal
+	HeldOffers int
+	Executors  int // agents with a known executor
+}
+
+// Stats reports the backend's counters.
+func (b *Backend) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Stats{Launched: b.launched, Running: len(b.tasks), HeldOffers: len(b.held), Executors: len(b.agents)}
+}
+
+// Stop implements framework.Backend: held offers are declined and the
+// framework torn down, which makes the master kill every task and the
+// agents shut the executors down.
+func (b *Backend) Stop(ctx context.Context) error {
+	b.stopOnce.Do(func() {
+		close(b.stopCh)
+		b.mu.Lock()
+		b.stopping = true
+		started := b.started
+		b.mu.Unlock()
+		if !started {
+			b.closeFiles(ctx)
+			return
+		}
+		<-b.loopDone
+		b.round.Lock()
+		b.declineHeld(func(*heldOffer) bool { return true }, mesosconn.DeclineShuttingDown)
+		b.round.Unlock()
+		b.conn.SetDemand(false)
+		b.releases.Wait()
+		err := b.conn.Stop(ctx, true)
+		if err != nil && !errors.Is(err, mesosconn.ErrNotSubscribed) {
+			b.stopErr = fmt.Errorf("fine: tear down the framework: %w", err)
+		}
+		b.closeFiles(ctx)
+		b.httpc.CloseIdleConnections()
+		b.log.Infof("fine: stopped (framework %s torn down)", b.FrameworkID())
+	})
+	return b.stopErr
+}
+
+func (b *Backend) closeFiles(ctx context.Context) {
+	if b.files != nil {
+		if err := b.files.Close(ctx); err != nil {
+			b.log.Warnf("fine: %v", err)
+		}
+	}
+}
+
+// userName is the Mesos user executors run as: $FLINT_USER, else the
+// current OS user.
+func userName() string {
+	if u := os.Getenv("FLINT_USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "root"
+}

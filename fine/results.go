@@ -1,0 +1,75 @@
+package fine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	fineexec "github.com/flint-mesos/flint/executor/fine"
+)
+
+// FetchResult implements framework.Backend: the block is fetched from the
+// result server of the executor that kept it (its URL came with the
+// task's terminal update).
+func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error) {
+	b.mu.Lock()
+	base, ok := b.blocks[blockID]
+	b.mu.Unlock()
+	if !ok || base == "" {
+		return nil, fmt.Errorf("fine: no result server known for block %s of executor %s", blockID, executorID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+fineexec.ResultPath+blockID, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fine: fetch result %s: %w", blockID, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+b.secret)
+	resp, err := b.httpc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %w", blockID, executorID, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %s: %s", blockID, executorID, resp.Status, msg)
+	}
+	limit := b.set.maxResultSize
+	if limit <= 0 {
+		limit = 1 << 62
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %w", blockID, executorID, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("fine: result %s exceeds flint.driver.maxResultSize (%d bytes)", blockID, limit)
+	}
+	return data, nil
+}
+
+// ReleaseResult implements framework.Backend: the executor is told to drop
+// the block, in the background.
+func (b *Backend) ReleaseResult(executorID, blockID string) {
+	b.mu.Lock()
+	base, ok := b.blocks[blockID]
+	delete(b.blocks, blockID)
+	b.mu.Unlock()
+	if !ok || base == "" {
+		return
+	}
+	b.releases.Add(1)
+	go func() {
+		defer b.releases.Done()
+		req, err := http.NewRequest(http.MethodDelete, base+fineexec.ResultPath+blockID, nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+b.secret)
+		resp, err := b.httpc.Do(req)
+		if err != nil {
+			b.log.Debugf("fine: release result %s on executor %s: %v", blockID, executorID, err)
+			return
+		}
+		resp.Body.Close()
+	}()
+}

@@ -1,0 +1,141 @@
+package fine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"strings"
+	"time"
+
+	fineexec "github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
+)
+
+// settings are the flint.* keys the fine backend reads, validated once.
+type settings struct {
+	taskCPUs        int     // flint.task.cpus
+	execCPUs        float64 // flint.mesos.mesosExecutor.cores
+	execMemMB       float64 // flint.executor.memory + overhead, in MiB
+	constraints     constraints.Constraints
+	executorURI     string // flint.executor.uri; "" = serve our own executable
+	command         string // flint.mesos.executor.command
+	extraURIs       []string
+	env             map[string]string // flint.executorEnv.*
+	idleTimeout     time.Duration
+	holdTime        time.Duration
+	maxResultSize   int64
+	maxDirectResult int64
+	networkTimeout  time.Duration
+	driverHost      string
+	logLevel        string
+	logFormat       string
+}
+
+// minOverheadMB is Spark's MEMORY_OVERHEAD_MINIMUM.
+const minOverheadMB = 384
+
+func readSettings(cfg *framework.Config) (settings, error) {
+	s := settings{
+		taskCPUs:        cfg.Int("flint.task.cpus"),
+		execCPUs:        cfg.Float64("flint.mesos.mesosExecutor.cores"),
+		executorURI:     strings.TrimSpace(cfg.String("flint.executor.uri")),
+		command:         strings.TrimSpace(cfg.String("flint.mesos.executor.command")),
+		env:             cfg.Prefixed("flint.executorEnv."),
+		idleTimeout:     cfg.Duration("flint.mesos.fine.executorIdleTimeout"),
+		holdTime:        cfg.Duration("flint.mesos.fine.offerHoldTime"),
+		maxResultSize:   cfg.Size("flint.driver.maxResultSize"),
+		maxDirectResult: cfg.Size("flint.task.maxDirectResultSize"),
+		networkTimeout:  cfg.Duration("flint.network.timeout"),
+		driverHost:      strings.TrimSpace(cfg.String("flint.driver.host")),
+		logLevel:        cfg.String("flint.log.level"),
+		logFormat:       cfg.String("flint.log.format"),
+	}
+	var errs []error
+	mem := float64(cfg.Size("flint.executor.memory")) / (1 << 20)
+	overhead := math.Max(minOverheadMB, 0.10*mem)
+	if cfg.IsSet("flint.mesos.executor.memoryOverhead") {
+		overhead = float64(cfg.Size("flint.mesos.executor.memoryOverhead")) / (1 << 20)
+	}
+	s.execMemMB = math.Ceil(mem + overhead)
+	// An UPDATE event must stay well below mesos-go's 4 MiB record limit.
+	s.maxDirectResult = min(max(s.maxDirectResult, 0), fineexec.MaxInlineResult)
+	if s.taskCPUs < 1 {
+		errs = append(errs, fmt.Errorf("fine: flint.task.cpus=%d must be positive", s.taskCPUs))
+	}
+	if s.execCPUs < 0 {
+		errs = append(errs, fmt.Errorf("fine: flint.mesos.mesosExecutor.cores=%g must not be negative", s.execCPUs))
+	}
+	if s.idleTimeout < 0 || s.holdTime < 0 {
+		errs = append(errs, errors.New("fine: flint.mesos.fine.executorIdleTimeout and flint.mesos.fine.offerHoldTime must not be negative"))
+	}
+	c, err := constraints.Parse(cfg.String("flint.mesos.constraints"))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("fine: flint.mesos.constraints: %w", err))
+	}
+	s.constraints = c
+	for u := range strings.SplitSeq(cfg.String("flint.mesos.uris"), ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			s.extraURIs = append(s.extraURIs, u)
+		}
+	}
+	if s.command == "" && s.executorURI != "" {
+		if isArchive(s.executorURI) {
+			errs = append(errs, fmt.Errorf("fine: flint.executor.uri %q is an archive: set flint.mesos.executor.command to the executable inside it", redactURI(s.executorURI)))
+		}
+		s.command = "./" + uriBase(s.executorURI)
+	}
+	return s, errors.Join(errs...)
+}
+
+// uriBase is the file name a fetcher stores a URI under.
+func uriBase(u string) string {
+	u, _, _ = strings.Cut(u, "#")
+	u, _, _ = strings.Cut(u, "?")
+	return path.Base(u)
+}
+
+func isArchive(u string) bool {
+	b := strings.ToLower(uriBase(u))
+	for _, ext := range []string{".tar", ".tgz", ".tar.gz", ".tbz2", ".tar.bz2", ".txz", ".tar.xz", ".zip"} {
+		if strings.HasSuffix(b, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// withToken puts the file server token into a URL's query, before its
+// fragment: the agent's fetcher has no per-task header hook.
+func withToken(u, token string) string {
+	base, frag, hasFrag := strings.Cut(u, "#")
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	base += sep + "token=" + token
+	if hasFrag {
+		base += "#" + frag
+	}
+	return base
+}
+
+// redactURI removes the query (which may hold a token) and user info from
+// a URI before it is logged.
+func redactURI(u string) string {
+	frag := ""
+	if i := strings.Index(u, "#"); i >= 0 {
+		u, frag = u[:i], u[i:]
+	}
+	if i := strings.Index(u, "?"); i >= 0 {
+		u = u[:i] + "?REDACTED"
+	}
+	if i := strings.Index(u, "://"); i >= 0 {
+		rest := u[i+3:]
+		if at := strings.Index(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
+			u = u[:i+3] + "REDACTED@" + rest[at+1:]
+		}
+	}
+	return u + frag
+}

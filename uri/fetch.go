@@ -146,11 +146,11 @@ func (f *Fetcher) Fetch(ctx context.Context, uris []mesos.CommandInfo_URI, sandb
 func (f *Fetcher) fetchOne(ctx context.Context, u *mesos.CommandInfo_URI, root *os.Root) (Result, error) {
 	src, err := parseURI(u.Value)
 	if err != nil {
-		return Result{}, fmt.Errorf("uri: fetch %q: %w", u.Value, err)
+		return Result{}, fmt.Errorf("uri: fetch %q: %w", redactRaw(u.Value), err)
 	}
 	res, err := f.place(ctx, u, src, root)
 	if err != nil {
-		return Result{}, fmt.Errorf("uri: fetch %s: %w", src.redacted(), err)
+		return Result{}, fmt.Errorf("uri: fetch %s: %w", src.redacted(), scrub(err, src.secrets()))
 	}
 	return res, nil
 }

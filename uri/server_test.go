@@ -677,3 +677,20 @@ func TestServerAddExecutable(t *testing.T) {
 		t.Fatalf("fetched executable: %v, sha %s", err, sha(got))
 	}
 }
+
+func TestFetchErrorsNeverShowTheQueryToken(t *testing.T) {
+	const token = "query-token-0123456789abcdef"
+	f := New(Config{})
+	for _, raw := range []string{
+		"http://127.0.0.1:1/files/x?token=" + token,                    // connection refused: the client quotes the URL
+		"http://127.0.0.1:1/files/x?a=1&token=" + token + "#sha256=00", // with other parameters and a fragment
+	} {
+		_, err := f.Fetch(context.Background(), []mesos.CommandInfo_URI{{Value: raw}}, t.TempDir())
+		if err == nil {
+			t.Fatalf("fetch of %s succeeded", raw)
+		}
+		if strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "REDACTED") {
+			t.Fatalf("error shows the token or hides nothing: %v", err)
+		}
+	}
+}

@@ -1,14 +1,18 @@
 package master_test
 
 import (
+	"bytes"
 	"math"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest"
 )
 
 // A known agent re-registering without some of its tasks: the missing
@@ -112,4 +116,90 @@ func TestReregistrationLosesTasksUnknownToAgent(t *testing.T) {
 	if cpus != 3 {
 		t.Fatalf("re-offered cpus %v, want 3", cpus)
 	}
+}
+
+// RestartMaster: a new master on the same address and id; fake agents
+// re-register with what they run; a framework re-subscribing with its id
+// finds its tasks, their resources stay accounted, and updates and
+// acknowledgements flow again.
+func TestRestartMasterKeepsAgents(t *testing.T) {
+	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
+		s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(2, nil))
+		url, agents := s.URL, []string{s.Fakes[0].ID(), s.Fakes[1].ID()}
+		fi := frameworkInfo("survivor")
+		fi.FailoverTimeout = proto(3600.0)
+		c := subscribe(t, s, codec, fi)
+		o := c.next(scheduler.Event_OFFERS).Offers.Offers[0]
+		c.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunch(commandTask("t", o, 1, 64))}.WithOffers(o.ID)).With(calls.RefuseSeconds(0)))
+		var ag *minimesostest.FakeAgent
+		for _, a := range s.Fakes {
+			if a.ID() == o.AgentID.Value {
+				ag = a
+			}
+		}
+		u, err := ag.SendStatus(c.id, "t", mesos.TASK_RUNNING)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.nextUpdate("t")
+		c.mustCall(calls.Acknowledge(ag.ID(), "t", u))
+		old := s.Master
+
+		s.RestartMaster()
+		if s.Master == old || s.URL != url || s.Master.ID() != "test" {
+			t.Fatalf("restart: same master %v, url %s → %s, id %s", s.Master == old, url, s.URL, s.Master.ID())
+		}
+		// The old stream ends.
+		for range c.events {
+		}
+		d := getState(t, s)
+		if len(d.Slaves) != 2 || d.Slaves[0].ID != agents[0] || d.Slaves[1].ID != agents[1] {
+			t.Fatalf("agents after restart: %+v", d.Slaves)
+		}
+		// Recovered from the agent before the framework is back.
+		if len(d.Frameworks) != 1 || d.Frameworks[0].ID != c.id || d.Frameworks[0].Active || len(d.Frameworks[0].Tasks) != 1 {
+			t.Fatalf("frameworks after restart: %+v", d.Frameworks)
+		}
+		fi.ID = &mesos.FrameworkID{Value: c.id}
+		c2 := subscribe(t, s, codec, fi)
+		if c2.id != c.id {
+			t.Fatalf("re-subscribed as %s, want %s", c2.id, c.id)
+		}
+		c2.mustCall(calls.Reconcile())
+		if st := c2.nextUpdate("t"); st.GetState() != mesos.TASK_RUNNING || st.GetAgentID().GetValue() != ag.ID() ||
+			st.GetReason() != mesos.REASON_RECONCILIATION {
+			t.Fatalf("reconciled %v", st)
+		}
+		// The task's resources are still in use: the new offers hold 7 of 8 cpus.
+		var cpus float64
+		for cpus < 7 {
+			for _, o := range c2.next(scheduler.Event_OFFERS).Offers.Offers {
+				for _, r := range o.Resources {
+					if r.Name == "cpus" {
+						cpus += r.GetScalar().GetValue()
+					}
+				}
+			}
+		}
+		if cpus != 7 {
+			t.Fatalf("offered cpus %v, want 7", cpus)
+		}
+		u, err = ag.SendStatus(c.id, "t", mesos.TASK_FINISHED)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := c2.nextUpdate("t"); st.GetState() != mesos.TASK_FINISHED {
+			t.Fatalf("%v", st)
+		}
+		c2.mustCall(calls.Acknowledge(ag.ID(), "t", u))
+		if _, err := ag.WaitFor(5*time.Second, func(m link.MasterMessage) bool {
+			return m.Acknowledge != nil && bytes.Equal(m.Acknowledge.UUID, u)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, s, func(d stateDoc) bool {
+			return len(d.Frameworks) == 1 && d.Frameworks[0].Active && len(d.Frameworks[0].Tasks) == 0 &&
+				len(d.Frameworks[0].CompletedTasks) == 1 && d.Frameworks[0].CompletedTasks[0].State == "TASK_FINISHED"
+		})
+	})
 }

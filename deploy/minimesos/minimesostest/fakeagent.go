@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -13,8 +14,9 @@ import (
 )
 
 // FakeAgent is an in-process agent that records what the master sends,
-// answers pings (unless paused) and sends status updates on demand. Its
-// Deliver never calls the master synchronously.
+// answers pings (unless paused) and sends status updates on demand. It
+// tracks the tasks the master launched on it and their latest states
+// (see Registration). Its Deliver never calls the master synchronously.
 type FakeAgent struct {
 	Info mesos.AgentInfo
 
@@ -26,6 +28,11 @@ type FakeAgent struct {
 	noPong  bool
 	pongs   int
 	stopped bool
+	// What it runs, for Registration: frameworks, executors and tasks by
+	// framework id, then executor or task id.
+	fws   map[string]mesos.FrameworkInfo
+	execs map[string]map[string]mesos.ExecutorInfo
+	tasks map[string]map[string]*mesos.Task
 	wg      sync.WaitGroup
 }
 
@@ -103,12 +110,103 @@ func (a *FakeAgent) Deliver(msg link.MasterMessage) error {
 		}
 		return nil
 	}
+	a.track(msg)
 	a.msgs = append(a.msgs, msg)
 	select {
 	case a.notify <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+// track records launched tasks and forgets shut down ones. Callers hold a.mu.
+func (a *FakeAgent) track(msg link.MasterMessage) {
+	if a.fws == nil {
+		a.fws, a.execs, a.tasks = map[string]mesos.FrameworkInfo{}, map[string]map[string]mesos.ExecutorInfo{}, map[string]map[string]*mesos.Task{}
+	}
+	switch {
+	case msg.RunTask != nil:
+		rt := msg.RunTask
+		fid := rt.Framework.GetID().GetValue()
+		a.fws[fid] = rt.Framework
+		var infos []mesos.TaskInfo
+		exec := rt.Executor
+		if rt.Task != nil {
+			infos = append(infos, *rt.Task)
+			if rt.Task.Executor != nil {
+				exec = rt.Task.Executor
+			}
+		}
+		if rt.Group != nil {
+			infos = append(infos, rt.Group.Tasks...)
+		}
+		if exec != nil {
+			if a.execs[fid] == nil {
+				a.execs[fid] = map[string]mesos.ExecutorInfo{}
+			}
+			a.execs[fid][exec.ExecutorID.Value] = *exec
+		}
+		if a.tasks[fid] == nil {
+			a.tasks[fid] = map[string]*mesos.Task{}
+		}
+		for _, ti := range infos {
+			t := &mesos.Task{Name: ti.Name, TaskID: ti.TaskID, FrameworkID: mesos.FrameworkID{Value: fid},
+				AgentID: mesos.AgentID{Value: a.id}, State: mesos.TASK_STAGING.Enum(), Resources: ti.Resources}
+			if exec != nil {
+				eid := exec.ExecutorID
+				t.ExecutorID = &eid
+			}
+			a.tasks[fid][ti.TaskID.Value] = t
+		}
+	case msg.ShutdownFramework != nil:
+		fid := msg.ShutdownFramework.FrameworkID.Value
+		delete(a.fws, fid)
+		delete(a.execs, fid)
+		delete(a.tasks, fid)
+	case msg.ShutdownExecutor != nil:
+		fid, eid := msg.ShutdownExecutor.FrameworkID.Value, msg.ShutdownExecutor.ExecutorID.Value
+		delete(a.execs[fid], eid)
+		for id, t := range a.tasks[fid] {
+			if t.GetExecutorID().GetValue() == eid {
+				delete(a.tasks[fid], id)
+			}
+		}
+	}
+}
+
+// Registration is what this agent reports when it re-registers (as after
+// RestartMaster): the frameworks, executors and tasks the master
+// launched on it and not shut down, each task in the latest state sent
+// with SendStatus or Send. Register reports nothing; use
+// RegisterWith(m, a.Registration()) to report them.
+func (a *FakeAgent) Registration() link.Registration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var r link.Registration
+	for _, fid := range sortedKeys(a.fws) {
+		if len(a.tasks[fid]) == 0 && len(a.execs[fid]) == 0 {
+			continue
+		}
+		r.Frameworks = append(r.Frameworks, a.fws[fid])
+		for _, eid := range sortedKeys(a.execs[fid]) {
+			r.Executors = append(r.Executors, link.Executor{FrameworkID: mesos.FrameworkID{Value: fid}, Info: a.execs[fid][eid]})
+		}
+		for _, tid := range sortedKeys(a.tasks[fid]) {
+			t := *a.tasks[fid][tid]
+			t.AgentID = mesos.AgentID{Value: a.id}
+			r.Tasks = append(r.Tasks, t)
+		}
+	}
+	return r
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 // Messages returns what the master sent so far (pings excluded).
@@ -161,10 +259,19 @@ func (a *FakeAgent) SendStatus(frameworkID, taskID string, state mesos.TaskState
 	return u, err
 }
 
-// Send sends any message to the master.
+// Send sends any message to the master (a status update also becomes
+// the tracked task's latest state).
 func (a *FakeAgent) Send(m link.AgentMessage) error {
 	a.mu.Lock()
 	ms, id := a.master, a.id
+	if su := m.StatusUpdate; su != nil {
+		if t := a.tasks[su.FrameworkID.Value][su.Status.TaskID.Value]; t != nil {
+			t.State = su.Status.GetState().Enum()
+			st := su.Status
+			st.Data = nil
+			t.Statuses = append(t.Statuses, st)
+		}
+	}
 	a.mu.Unlock()
 	return ms.FromAgent(context.Background(), id, m)
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,4 +181,118 @@ func TestRemoteAgentOverHTTPLink(t *testing.T) {
 	s.mustCall(calls.Kill("exe", a.ID()))
 	s.waitState("exe", mesos.TASK_KILLED)
 	s.expectUpdates("exe", a.ID(), "RUNNING,KILLED")
+}
+
+// A partitioned agent (the master stops hearing its pongs) is marked
+// unreachable: the partition-aware framework's task becomes
+// TASK_UNREACHABLE. When the partition heals the agent re-registers by
+// itself under the same id, reconciliation reports the task RUNNING again,
+// and its executor's later updates reach the framework.
+func TestPartitionedAgentRejoins(t *testing.T) {
+	e := startCluster(t, 1)
+	agentID := e.c.Agents[0].ID()
+	s := e.subscribe(protobuf, fwInfo("partition", false, mesos.FrameworkInfo_Capability_PARTITION_AWARE))
+	s.launch(s.offer(agentID), executorTask("r", "run", executorInfo("pex", protobuf)))
+	s.waitState("r", mesos.TASK_RUNNING)
+	if err := e.c.Master.Faults().PauseAgentPings(agentID, true); err != nil {
+		t.Fatal(err)
+	}
+	s.waitState("r", mesos.TASK_UNREACHABLE)
+	s.waitEvent("FAILURE of the agent", func(ev *scheduler.Event) bool {
+		return ev.GetType() == scheduler.Event_FAILURE && ev.Failure.GetAgentID().GetValue() == agentID
+	})
+	// The agent hears no more pings and re-registers.
+	eventually(t, func() string {
+		before := len(s.snapshot())
+		s.mustCall(calls.Reconcile(calls.ReconcileTasks(map[string]string{"r": agentID})))
+		time.Sleep(20 * time.Millisecond)
+		for _, ev := range s.snapshot()[before:] {
+			st := ev.GetUpdate().GetStatus()
+			if ev.GetType() == scheduler.Event_UPDATE && st.TaskID.Value == "r" && st.GetState() == mesos.TASK_RUNNING {
+				return ""
+			}
+		}
+		return "task r not RUNNING again after the partition healed; events: " + s.describe()
+	})
+	s.mustCall(calls.Message(agentID, "pex", []byte("finish:r")))
+	s.waitState("r", mesos.TASK_FINISHED)
+	eventually(t, func() string {
+		if got := stateTasks(t, e.c.URL())[s.id]["r"]; got != "TASK_FINISHED@"+agentID {
+			return "/state: r is " + got
+		}
+		return ""
+	})
+	// The task's resources are offered again; the executor (still running)
+	// keeps its own 0.1 cpus.
+	s.declineAll()
+	s.mustCall(calls.Revive())
+	o := s.offer(agentID)
+	cpus := 0.0
+	for _, r := range o.Resources {
+		if r.Name == "cpus" {
+			cpus += r.GetScalar().GetValue()
+		}
+	}
+	if cpus < 3.89 || cpus > 3.91 {
+		t.Fatalf("offer after the task finished: %v", o.Resources)
+	}
+}
+
+// A remote agent (HTTP link) restarted in place: when its link stream
+// drops, the master loses the non-checkpointing framework's task at once
+// (TASK_LOST, REASON_AGENT_DISCONNECTED) and keeps the checkpointing one's;
+// the restarted agent re-registers over a new link, kills the
+// non-checkpointing executor, and the checkpointing task goes on to
+// FINISH.
+func TestRemoteAgentRestart(t *testing.T) {
+	e := startCluster(t, 0, func(c *cluster.Config) { c.AgentSecret = "s3cret"; c.Master.AgentMaxMissedPings = 40 })
+	dial := func() *link.Client {
+		client := link.Dial(e.c.URL(), link.ClientConfig{Secret: "s3cret", Logger: testLogger(t)})
+		t.Cleanup(func() { client.Close() })
+		return client
+	}
+	cfg := agentConfig(filepath.Join(e.workDir, "remote"))
+	c1 := dial()
+	a1 := startAgent(t, c1, cfg)
+	agentID := a1.ID()
+	ck := e.subscribe(protobuf, fwInfo("ck", true))
+	ck.launch(ck.offer(agentID), executorTask("keep", "run", executorInfo("ckex", protobuf)))
+	ck.declineAll()
+	nc := e.subscribe(jsonCodec, fwInfo("nc", false))
+	nc.launch(nc.offer(agentID), executorTask("lose", "run", executorInfo("ncex", jsonCodec)))
+	ck.waitState("keep", mesos.TASK_RUNNING)
+	nc.waitState("lose", mesos.TASK_RUNNING)
+
+	a1.stop()
+	c1.Close()
+	lost := nc.waitState("lose", mesos.TASK_LOST)
+	if lost.GetReason() != mesos.REASON_AGENT_DISCONNECTED || lost.GetSource() != mesos.SOURCE_MASTER {
+		t.Fatalf("lost: %v %v %q", lost.GetSource(), lost.GetReason(), lost.GetMessage())
+	}
+	cfg.Endpoint = a1.cfg.Endpoint
+	a2 := startAgent(t, dial(), cfg)
+	if a2.ID() != agentID {
+		t.Fatalf("restarted agent id %q, want %q", a2.ID(), agentID)
+	}
+	eventually(t, func() string {
+		if procs := liveProcesses("", []string{nc.id}); len(procs) > 0 {
+			return "non-checkpointing executor survived the restart: " + strings.Join(procs, "; ")
+		}
+		return ""
+	})
+	eventually(t, func() string {
+		if err := ck.call(calls.Message(agentID, "ckex", []byte("finish:keep"))); err != nil {
+			return err.Error()
+		}
+		time.Sleep(50 * time.Millisecond)
+		if len(ck.updates("keep")) < 2 {
+			return "keep did not finish; events: " + ck.describe()
+		}
+		return ""
+	})
+	ck.waitState("keep", mesos.TASK_FINISHED)
+	ck.expectUpdates("keep", agentID, "RUNNING,FINISHED")
+	if got := stateNames(nc.updates("lose")); got != "RUNNING,LOST" {
+		t.Fatalf("non-checkpointing task updates %s, want RUNNING,LOST; events: %s", got, nc.describe())
+	}
 }

@@ -66,6 +66,9 @@ const waitTimeout = 15 * time.Second
 func testLogger(t testing.TB) *logrus.Logger {
 	l := logrus.New()
 	l.SetLevel(logrus.WarnLevel)
+	if lvl, err := logrus.ParseLevel(os.Getenv("MINIMESOS_IT_LOG")); err == nil {
+		l.SetLevel(lvl) // e.g. MINIMESOS_IT_LOG=debug when investigating a failure
+	}
 	l.SetOutput(testWriter{t})
 	return l
 }
@@ -155,6 +158,8 @@ func (e *env) orphans() []string {
 	return out
 }
 
+// liveProcesses lists live processes working under dir (if not empty) or
+// with one of fwIDs as MESOS_FRAMEWORK_ID.
 func liveProcesses(dir string, fwIDs []string) []string {
 	var out []string
 	ents, _ := os.ReadDir("/proc")
@@ -171,7 +176,7 @@ func liveProcesses(dir string, fwIDs []string) []string {
 			continue
 		}
 		cwd, _ := os.Readlink(filepath.Join("/proc", pid, "cwd"))
-		mine := cwd != "" && strings.HasPrefix(cwd, dir)
+		mine := dir != "" && cwd != "" && strings.HasPrefix(cwd, dir)
 		if environ, err := os.ReadFile(filepath.Join("/proc", pid, "environ")); err == nil {
 			for _, v := range bytes.Split(environ, []byte{0}) {
 				for _, id := range fwIDs {
@@ -181,7 +186,7 @@ func liveProcesses(dir string, fwIDs []string) []string {
 		}
 		if mine {
 			cmd, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
-			out = append(out, pid+":"+strings.ReplaceAll(string(cmd), "\x00", " "))
+			out = append(out, pid+":"+strings.ReplaceAll(string(cmd), "\x00", " ")+" cwd="+cwd+" stat="+string(st[bytes.LastIndexByte(st, ')')+1:][:12]))
 		}
 	}
 	return out
@@ -628,6 +633,36 @@ func stateTasks(t *testing.T, url string) map[string]map[string]string {
 		out[f.ID] = m
 	}
 	return out
+}
+
+// completedFramework returns "task=state ..." of a completed framework
+// in /state ("" if it is not completed).
+func completedFramework(t *testing.T, url, id string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Completed []struct {
+			ID             string      `json:"id"`
+			Tasks          []stateTask `json:"tasks"`
+			CompletedTasks []stateTask `json:"completed_tasks"`
+		} `json:"completed_frameworks"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range doc.Completed {
+		if f.ID == id {
+			for _, tk := range append(f.Tasks, f.CompletedTasks...) {
+				out = append(out, tk.ID+"="+tk.State)
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 type stateTask struct {

@@ -33,7 +33,7 @@ type FakeAgent struct {
 	fws   map[string]mesos.FrameworkInfo
 	execs map[string]map[string]mesos.ExecutorInfo
 	tasks map[string]map[string]*mesos.Task
-	wg      sync.WaitGroup
+	wg    sync.WaitGroup
 }
 
 // NewFakeAgent returns an unregistered fake agent.

@@ -63,7 +63,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 		b.log.Debugf("fine: ignoring %s for task %s: not a live task of this driver (duplicate or unknown)", state, id)
 		return
 	}
-	if !mesosconn.Terminal(state) {
+	if !terminal(state) {
 		b.mu.Unlock()
 		if state == mesos.TASK_RUNNING || state == mesos.TASK_KILLING {
 			b.d.StatusUpdate(&flintpb.StatusUpdate{TaskId: t.flintID, Attempt: t.attempt, ExecutorId: t.execID,
@@ -85,6 +85,17 @@ func (h handler) Update(st mesos.TaskStatus) {
 		b.log.WithFields(logrus.Fields{"task": t.flintID, "agent": t.agentID}).Debugf("fine: task %d %s: %s", t.flintID, state, u.GetFailure().GetMessage())
 	}
 	b.d.StatusUpdate(u)
+}
+
+// terminal reports whether a state ends a task for this backend: every
+// state but the launching and running ones (UNREACHABLE included, which
+// mesosconn.Terminal leaves open for partition-aware frameworks).
+func terminal(s mesos.TaskState) bool {
+	switch s {
+	case mesos.TASK_STAGING, mesos.TASK_STARTING, mesos.TASK_RUNNING, mesos.TASK_KILLING:
+		return false
+	}
+	return true
 }
 
 // translate builds the driver's update for a terminal Mesos status. The

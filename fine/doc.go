@@ -1,0 +1,71 @@
+// Package fine is the fine-grained Mesos backend (Spark's
+// MesosFineGrainedSchedulerBackend), registered as framework.BackendMesosFine
+// and chosen with flint.mesos.coarse=false: every Flint task is one Mesos
+// task, run by one Flint executor (executor/fine) per agent.
+//
+//	mesosconn.Conn ── offers ─► launch round (serialized): held + fresh offers,
+//	   ▲                          one WorkerOffer per agent ─► Driver.ResourceOffers
+//	   │                          ─► TaskInfos (flint.task.cpus each, description
+//	   │                             in TaskInfo.data) ─► one ACCEPT per agent
+//	   │                          unused offers: held for flint.mesos.fine.offerHoldTime,
+//	   │                          then declined with the reason's filter
+//	   └── status updates ─► translate (executor's flintpb.StatusUpdate in data) ─► Driver
+//	Driver.FetchResult ─► HTTP GET of the executor's result server (large results)
+//
+// Offers. The offers of one agent become one WorkerOffer whose executor id
+// is "flint-fine-<agent id>" (stable for the driver's life, so a task's
+// executor is its agent). Where the offer does not list that executor
+// (Offer.executor_ids, the master's view) a new one is started: its own
+// flint.mesos.mesosExecutor.cores and flint.executor.memory +
+// flint.mesos.executor.memoryOverhead come out of the offer first, and an
+// offer that cannot hold them plus one task is declined as unfit. Tasks
+// take flint.task.cpus cpus each and no memory (the executor's memory is
+// shared by its tasks, as in Spark). Every task of an agent names the same
+// ExecutorInfo: the executor binary fetched through flint.executor.uri
+// (default: the driver's own executable from its uri.Server, content
+// hashed, the token in the query and never logged; `executable: true`),
+// flint.mesos.uris, the Environment from flint.executorEnv.* plus
+// FLINT_ROLE=fine-executor, FLINT_USER and FLINT_LOG_*, and
+// executor/fine.Settings as JSON in ExecutorInfo.data (task cpus, result
+// limits, the result server secret, the idle timeout).
+//
+// Latency. Offers the driver has no task for are held for
+// flint.mesos.fine.offerHoldTime (default 1s) instead of declined, so a job
+// submitted meanwhile launches on them at once (ReviveOffers runs a round
+// on the held offers) rather than after REVIVE and an allocation. With
+// minimesos' allocate-on-release (and Mesos' freed resources) a finished
+// task's cpus come back as a new offer straight away, and the agent's
+// executor is reused, so a task costs one scheduler-API round trip. Demand
+// follows Driver.WantsOffers: SUPPRESS when no task waits, REVIVE (which
+// clears filters) when tasks come.
+//
+// Status updates map to the driver's states:
+//
+//	STAGING, STARTING                      → nothing (launching)
+//	RUNNING, KILLING                       → RUNNING
+//	FINISHED                               → FINISHED with the executor's result (inline, or
+//	                                         indirect: fetched from the executor's result server)
+//	FAILED, ERROR, GONE                    → FAILED (the executor's failure when it sent one,
+//	                                         e.g. DECODE_ERROR; counts towards flint.task.maxFailures)
+//	KILLED                                 → KILLED
+//	LOST, DROPPED, UNREACHABLE, UNKNOWN,
+//	GONE_BY_OPERATOR                       → LOST with EXECUTOR_LOST: retried, not counted
+//
+// Updates for tasks the backend does not know as live (duplicates after
+// the terminal one, other drivers' or long-gone tasks) are ignored; the
+// connection acknowledges them all. An executor that exits while none of
+// its tasks is live (idle timeout) is reported lost to the driver;
+// otherwise its tasks' own terminal updates, which Mesos guarantees, are
+// what the driver sees, so a fresh executor under the same id is never
+// hurt by an old one's exit.
+//
+// Large results: the executor keeps results over flint.task.maxDirectResultSize
+// (capped at executor/fine.MaxInlineResult, 2 MiB, to stay below mesos-go's
+// 4 MiB RecordIO record on the scheduler stream) and puts the base URL of its
+// result server in the TaskStatus label "flint.results". FetchResult GETs
+// <url>/v1/results/<block> with "Authorization: Bearer <secret>" (the secret
+// travels only in ExecutorInfo.data), ReleaseResult DELETEs it.
+//
+// Stop declines held offers and tears the framework down: the master kills
+// every task and the agents shut the executors down.
+package fine

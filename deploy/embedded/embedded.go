@@ -24,10 +24,6 @@ import (
 
 func init() { framework.RegisterBackend(framework.BackendEmbedded, New) }
 
-// ErrFineGrained: the embedded master runs coarse-grained executors only
-// until the fine-grained backend exists.
-var ErrFineGrained = errors.New("embedded: flint.mesos.coarse=false (fine-grained mode) is not available yet; leave flint.mesos.coarse at its default (true)")
-
 // fetchCacheBytes bounds each embedded agent's fetch cache: the driver's
 // binary is fetched once per agent, not once per executor.
 const fetchCacheBytes = 4 << 30
@@ -66,9 +62,6 @@ func New(p framework.BackendParams) (framework.Backend, error) {
 	if p.Master.Kind != framework.MasterEmbedded {
 		return nil, fmt.Errorf("embedded: master %q is not embedded", p.Master.Raw)
 	}
-	if !p.Config.Bool("flint.mesos.coarse") {
-		return nil, ErrFineGrained
-	}
 	size, err := SizeFor(p.Config, runtime.NumCPU(), machineMemMB())
 	if err != nil {
 		return nil, err
@@ -99,6 +92,11 @@ func SizeFor(cfg *framework.Config, cpus int, memMB int64) (Size, error) {
 	}
 	if s.CPUs < 0 {
 		return s, fmt.Errorf("embedded: flint.embedded.agent.cpus=%g must be positive", s.CPUs)
+	}
+	if !cfg.Bool("flint.mesos.coarse") && !cfg.IsSet("flint.embedded.agent.cpus") {
+		// Fine-grained mode: room for the per-agent Mesos executor's own
+		// cores on top of whole task slots (the machine's cores, not more tasks).
+		s.CPUs += cfg.Float64("flint.mesos.mesosExecutor.cores")
 	}
 	mem := float64(cfg.Size("flint.executor.memory")) / (1 << 20)
 	overhead := math.Max(384, 0.10*mem)

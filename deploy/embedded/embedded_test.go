@@ -3,7 +3,6 @@ package embedded_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -65,7 +64,11 @@ func newContext(t testing.TB, conf ...string) (*framework.Context, *syncBuf, err
 
 // executorProcs counts live coarse-executor processes whose sandbox lies
 // under dir.
-func executorProcs(dir string) int {
+func executorProcs(dir string) int { return roleProcs(dir, "coarse-executor") }
+
+// roleProcs counts live processes started with FLINT_ROLE=role whose
+// sandbox lies under dir.
+func roleProcs(dir, role string) int {
 	n := 0
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -74,7 +77,7 @@ func executorProcs(dir string) int {
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, []byte("FLINT_ROLE=coarse-executor")) {
+		if err != nil || !bytes.Contains(env, []byte("FLINT_ROLE="+role+"\x00")) {
 			continue
 		}
 		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && strings.HasPrefix(cwd, dir) {
@@ -122,10 +125,35 @@ func TestExamplesOnEmbeddedMaster(t *testing.T) {
 	}
 }
 
-func TestFineGrainedRefused(t *testing.T) {
-	_, _, err := newContext(t, "flint.mesos.coarse=false")
-	if !errors.Is(err, embedded.ErrFineGrained) {
-		t.Fatalf("err = %v, want ErrFineGrained", err)
+// Fine-grained mode on the embedded master: every task is a Mesos task on
+// Flint's Mesos executor (one per agent), which exits with the driver.
+func TestFineGrainedOnEmbeddedMaster(t *testing.T) {
+	fc, logs, err := newContext(t, "flint.mesos.coarse=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	workDir := fc.Config().String("flint.embedded.workDir")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	est, err := pi.Estimate(ctx, fc, 10, 20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(est-math.Pi) > 0.05 {
+		t.Fatalf("pi = %f", est)
+	}
+	if !strings.Contains(logs.String(), "fine") {
+		t.Fatalf("logs do not show the fine-grained backend:\n%s", logs.String())
+	}
+	if err := fc.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for roleProcs(workDir, "fine-executor") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("fine executors left running after Stop")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -141,6 +169,14 @@ func TestSizeFor(t *testing.T) {
 	// A small machine still fits one default executor per agent.
 	if s, _ = embedded.SizeFor(cfg, 1, 2048); s.CPUs != 1 || s.MemMB != 1408 {
 		t.Fatalf("1 cpu, 2 GiB: %+v", s)
+	}
+	// Fine-grained mode adds the per-agent Mesos executor's own cores.
+	fine := config.New()
+	if err := fine.Set("flint.mesos.coarse", "false"); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ = embedded.SizeFor(fine, 2, 4096); s.CPUs != 1.1 {
+		t.Fatalf("fine mode, 2 cpus: %+v, want 1.1 cpus per agent", s)
 	}
 	_ = cfg.Set("flint.embedded.agents", "0")
 	if _, err := embedded.SizeFor(cfg, 8, 16384); err == nil {

@@ -44,7 +44,7 @@ func TestDefaults(t *testing.T) {
 		{c.Int("flint.excludeOnFailure.task.maxTaskAttemptsPerNode"), 2},
 		{c.Duration("flint.scheduler.excludeOnFailure.unschedulableTaskSetTimeout"), 120 * time.Second},
 		{c.Int("flint.scheduler.seed"), 0}, {c.String("flint.log.level"), "info"}, {c.String("flint.log.format"), "auto"},
-		{c.Bool("flint.ui.showConsoleProgress"), true}, {c.Float64("flint.mesos.mesosExecutor.cores"), 1.0},
+		{c.Bool("flint.ui.showConsoleProgress"), true}, {c.Float64("flint.mesos.mesosExecutor.cores"), 0.1},
 		{c.Duration("flint.mesos.rejectOfferDurationForUnmetConstraints"), 120 * time.Second},
 		{c.Int("flint.cores.max"), 0}, {c.IsSet("flint.cores.max"), false}, {c.Size("flint.mesos.executor.memoryOverhead"), int64(0)},
 		{c.Bool("flint.mesos.checkpoint"), false}, {c.String("flint.executor.uri"), ""},

@@ -42,16 +42,23 @@ type Config struct {
 
 // Cluster is a running master with its in-process agents.
 type Cluster struct {
+	// Master is the running master (replaced by RestartMaster).
 	Master *master.Master
 	Agents []*agent.Agent
 
-	url     string
-	servers []*http.Server
-	conns   connTracker
-	wg      sync.WaitGroup
-	cancel  context.CancelFunc
-	once    sync.Once
-	err     error
+	url       string
+	addr      string
+	mcfg      master.Config
+	secret    string
+	log       logrus.FieldLogger
+	ref       *masterRef
+	masterSrv *http.Server
+	servers   []*http.Server // agents' servers
+	conns     connTracker
+	wg        sync.WaitGroup
+	cancel    context.CancelFunc
+	once      sync.Once
+	err       error
 }
 
 // Start starts the master and the agents, and returns once every agent has
@@ -67,7 +74,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: master listen: %w", err)
 	}
-	c := &Cluster{}
+	c := &Cluster{ref: &masterRef{}, secret: cfg.AgentSecret, log: cfg.Logger}
 	if err := c.startMaster(cfg, lis); err != nil {
 		lis.Close()
 		return nil, err
@@ -100,23 +107,70 @@ func (c *Cluster) startMaster(cfg Config, lis net.Listener) error {
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	c.Master = m
-	mux := http.NewServeMux()
-	mux.Handle("/internal/agent/", link.Handler(m, link.HandlerConfig{Secret: cfg.AgentSecret, Logger: cfg.Logger}))
-	mux.Handle("/", m.Handler())
-	c.url = "http://" + lis.Addr().String()
-	c.serve(lis, mux)
+	mc.ID = m.ID() // a restarted master keeps the id, as a Mesos master failover keeps the cluster's
+	c.mcfg, c.addr, c.url = mc, lis.Addr().String(), "http://"+lis.Addr().String()
+	c.runMaster(m, lis)
 	return nil
 }
 
+// runMaster makes m the master agents and frameworks reach, serving it on lis.
+func (c *Cluster) runMaster(m *master.Master, lis net.Listener) {
+	c.Master = m
+	c.ref.set(m)
+	mux := http.NewServeMux()
+	mux.Handle("/internal/agent/", link.Handler(c.ref, link.HandlerConfig{Secret: c.secret, Logger: c.log}))
+	mux.Handle("/", m.Handler())
+	c.masterSrv = c.newServer(mux)
+	c.run(c.masterSrv, lis)
+}
+
+// RestartMaster is the fault "the master fails over, agents keep running":
+// it closes the master (framework streams end, in-process and remote agents
+// lose it) and starts a new one with the same id on the same address. The
+// new master knows nothing: agents re-register with what they run and
+// frameworks re-subscribe with their ids and find their tasks.
+func (c *Cluster) RestartMaster(ctx context.Context) error {
+	c.Master.Close()
+	c.conns.closeUnused()
+	if err := c.masterSrv.Shutdown(ctx); err != nil {
+		c.masterSrv.Close()
+	}
+	var lis net.Listener
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if lis, err = net.Listen("tcp", c.addr); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: restart master: listen on %s again: %w", c.addr, err)
+	}
+	m, err := master.New(c.mcfg)
+	if err != nil {
+		lis.Close()
+		return fmt.Errorf("cluster: restart master: %w", err)
+	}
+	c.runMaster(m, lis)
+	c.log.Infof("cluster: master %s restarted on %s", m.ID(), c.addr)
+	return nil
+}
+
+func (c *Cluster) newServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ConnState: c.conns.track}
+}
+
 func (c *Cluster) serve(lis net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ConnState: c.conns.track}
+	srv := c.newServer(h)
 	c.servers = append(c.servers, srv)
+	c.run(srv, lis)
+}
+
+func (c *Cluster) run(srv *http.Server, lis net.Listener) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logrus.Errorf("cluster: serve %s: %v", lis.Addr(), err)
+			c.log.Errorf("cluster: serve %s: %v", lis.Addr(), err)
 		}
 	}()
 }
@@ -151,7 +205,7 @@ func (c *Cluster) startAgent(ctx, runCtx context.Context, cfg Config, i int) err
 	}
 	c.Agents = append(c.Agents, a)
 	c.serve(lis, a.Handler())
-	if err := a.Start(runCtx, c.Master); err != nil {
+	if err := a.Start(runCtx, c.ref); err != nil {
 		return fmt.Errorf("cluster: start agent %d: %w", i, err)
 	}
 	return nil
@@ -195,11 +249,12 @@ func (c *Cluster) Close(ctx context.Context) error {
 		// http.Server.Shutdown waits 5 s for connections that never sent a
 		// request (clients dial spares); nothing is served any more, so
 		// close those at once.
-		for _, s := range c.servers {
+		servers := append([]*http.Server{c.masterSrv}, c.servers...)
+		for _, s := range servers {
 			s.SetKeepAlivesEnabled(false)
 		}
 		c.conns.closeUnused()
-		for _, s := range c.servers {
+		for _, s := range servers {
 			if err := s.Shutdown(ctx); err != nil {
 				errs = append(errs, s.Close())
 			}
@@ -238,4 +293,37 @@ func (t *connTracker) closeUnused() {
 		c.Close()
 	}
 	t.unused = nil
+}
+
+// masterRef is the link.Master agents hold: it forwards to the current
+// master, so in-process agents reach a restarted one.
+type masterRef struct {
+	mu sync.RWMutex
+	m  *master.Master
+}
+
+var _ link.Master = (*masterRef)(nil)
+
+func (r *masterRef) set(m *master.Master) {
+	r.mu.Lock()
+	r.m = m
+	r.mu.Unlock()
+}
+
+func (r *masterRef) get() *master.Master {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.m
+}
+
+func (r *masterRef) RegisterAgent(ctx context.Context, reg link.Registration, to link.Agent) (link.Registered, error) {
+	return r.get().RegisterAgent(ctx, reg, to)
+}
+
+func (r *masterRef) FromAgent(ctx context.Context, agentID string, m link.AgentMessage) error {
+	return r.get().FromAgent(ctx, agentID, m)
+}
+
+func (r *masterRef) AgentDisconnected(agentID string, to link.Agent) {
+	r.get().AgentDisconnected(agentID, to)
 }

@@ -130,3 +130,30 @@ func TestCloseDoesNotWaitForUnusedConnections(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
+
+func TestRestartMasterKeepsAddressIDAndAgents(t *testing.T) {
+	c, err := Start(context.Background(), Config{
+		Listen: "127.0.0.1:0", Agents: 2,
+		Master: master.Config{AllocationInterval: 50 * time.Millisecond, AgentPingInterval: 50 * time.Millisecond},
+		Agent:  agent.Config{WorkDir: t.TempDir(), Resources: "cpus:1;mem:256;disk:64"},
+		Logger: quiet(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	id, url := c.Master.ID(), c.URL()
+	if err := c.RestartMaster(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c.Master.ID() != id || c.URL() != url {
+		t.Fatalf("restarted master is %s at %s, want %s at %s", c.Master.ID(), c.URL(), id, url)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(slaves(t, url)) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("agents did not re-register with the restarted master: %v", slaves(t, url))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

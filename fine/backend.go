@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -65,6 +66,15 @@ type Backend struct {
 	started     bool
 	frameworkID string
 	launched    uint64 // tasks launched, for Stats
+	diag        fitDiag
+}
+
+// fitDiag remembers why offers fit no task, for the no-fit error.
+type fitDiag struct {
+	offersSeen bool
+	unfit      map[string]string // agent → why its last offers fit no task
+	lastFit    time.Time         // last round in which an offer could hold a task
+	waitSince  time.Time         // since when tasks wait with none live
 }
 
 // mtask is a Flint task attempt running as a Mesos task.
@@ -124,6 +134,7 @@ func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
 		stopCh: make(chan struct{}), loopDone: make(chan struct{}),
 		tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
 		held: map[string]*heldOffer{}, blocks: map[string]string{},
+		diag: fitDiag{unfit: map[string]string{}},
 		httpc: &http.Client{Timeout: max(set.networkTimeout, 10*time.Second),
 			Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}},
 	}
@@ -275,7 +286,8 @@ func (b *Backend) KillTask(taskID uint64, executorID, reason string) {
 }
 
 // DefaultParallelism implements framework.Backend: the task slots last
-// offered per agent, at least 2 (Spark's fine mode: 8 when unknown).
+// offered per agent (8 when unknown, as Spark's fine mode), at most
+// flint.cores.max, at least 2.
 func (b *Backend) DefaultParallelism() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -284,7 +296,10 @@ func (b *Backend) DefaultParallelism() int {
 		n += a.cpus
 	}
 	if n == 0 {
-		return 8
+		n = 8
+	}
+	if c := int(b.set.coresMax); !math.IsInf(b.set.coresMax, 1) && c < n {
+		n = c
 	}
 	return max(n, 2)
 }

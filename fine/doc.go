@@ -29,6 +29,12 @@
 // executor/fine.Settings as JSON in ExecutorInfo.data (task cpus, result
 // limits, the result server secret, the idle timeout).
 //
+// flint.cores.max bounds the cpus the application holds: its live tasks'
+// cpus plus each running executor's flint.mesos.mesosExecutor.cores. A
+// round offers the driver only the slots that fit under it (one per agent
+// in turn, a new executor's cpus charged with its first task); offers left
+// over are declined with the reached-max-cores filter.
+//
 // Latency. Offers the driver has no task for are held for
 // flint.mesos.fine.offerHoldTime (default 1s) instead of declined, so a job
 // submitted meanwhile launches on them at once (ReviveOffers runs a round
@@ -38,6 +44,13 @@
 // executor is reused, so a task costs one scheduler-API round trip. Demand
 // follows Driver.WantsOffers: SUPPRESS when no task waits, REVIVE (which
 // clears filters) when tasks come.
+//
+// No fit. When tasks wait, none of the application's tasks is live, and for
+// flint.mesos.fine.noFitTimeout (default 60s) no offer could hold one, the
+// backend calls Driver.Abort with what the offers lacked, per agent (e.g.
+// "cpus 4.0 < 5.5 needed (flint.task.cpus + flint.mesos.mesosExecutor.cores)",
+// a memory shortfall, unmet constraints, or no offers at all): the jobs fail
+// with framework.ErrBackendAborted instead of hanging.
 //
 // Status updates map to the driver's states:
 //

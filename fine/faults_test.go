@@ -56,7 +56,11 @@ func stallPIDs(dir string) map[int]bool {
 
 func TestExecutorKilledMidTask(t *testing.T) {
 	c := startCluster(t, clusterOpts{})
-	r := mustRun(t, mesosURL(c), "flint.task.maxFailures=4")
+	// Exclusion off: both agents share a host name here, so a 2-on-one,
+	// 1-on-the-other placement would exclude every executor for one task
+	// (its executor failed it, and the other executor failed two tasks) and
+	// the job would wait for unschedulableTaskSetTimeout instead of retrying.
+	r := mustRun(t, mesosURL(c), "flint.task.maxFailures=4", "flint.excludeOnFailure.enabled=false")
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -33,6 +34,7 @@ type group struct {
 	newExec       bool
 	slots         int
 	unfit         string
+	capped        bool // fit, but flint.cores.max left no room
 	tasks         []mesos.TaskInfo
 	mtasks        []*mtask
 }
@@ -67,13 +69,24 @@ func (b *Backend) launchRound(fresh []mesos.Offer) {
 	}
 	b.mu.Unlock()
 	var declines = map[mesosconn.DeclineReason][]mesos.OfferID{}
+	unmet := map[string]string{}
 	for _, o := range fresh {
 		if err := b.set.constraints.Check(o.Attributes); err != nil {
-			b.log.Debugf("fine: offer %s from %s declined: flint.mesos.constraints %q unmet: %v", o.ID.Value, o.Hostname, b.set.constraints.String(), err)
+			why := fmt.Sprintf("flint.mesos.constraints %q unmet: %v", b.set.constraints.String(), err)
+			b.log.Debugf("fine: offer %s from %s declined: %s", o.ID.Value, o.Hostname, why)
 			declines[mesosconn.DeclineUnmetConstraint] = append(declines[mesosconn.DeclineUnmetConstraint], o.ID)
+			unmet[agentName(o.AgentID.Value, o.Hostname)] = why
 			continue
 		}
 		add(o, now)
+	}
+	if len(fresh) > 0 {
+		b.mu.Lock()
+		b.diag.offersSeen = true
+		for a, why := range unmet {
+			b.diag.unfit[a] = why
+		}
+		b.mu.Unlock()
 	}
 	if conn == nil {
 		return
@@ -89,6 +102,7 @@ func (b *Backend) launchRound(fresh []mesos.Offer) {
 	wants := b.d.WantsOffers()
 	if wants && len(groups) > 0 {
 		b.assign(groups)
+		b.noteFit(groups, now)
 	}
 	b.launch(conn, groups)
 	b.holdOrDecline(groups, wants, now, declines)
@@ -104,6 +118,9 @@ func (b *Backend) assign(groups []*group) {
 	b.mu.Lock()
 	for _, g := range groups {
 		b.sizeLocked(g)
+	}
+	b.capLocked(groups)
+	for _, g := range groups {
 		if g.slots > 0 {
 			id := executorID(g.agentID)
 			byExec[id] = g
@@ -162,9 +179,15 @@ func (b *Backend) sizeLocked(g *group) {
 		g.exec = a.info
 	} else {
 		cpus, mem := scalarOf(g.rest, "cpus"), scalarOf(g.rest, "mem")
-		if cpus+1e-9 < b.set.execCPUs+float64(b.set.taskCPUs) || mem+1e-9 < b.set.execMemMB {
-			g.unfit = fmt.Sprintf("cpus %g, mem %g MiB: a new executor needs cpus %g (flint.mesos.mesosExecutor.cores) + %d (flint.task.cpus) and mem %g MiB (flint.executor.memory + overhead)",
-				cpus, mem, b.set.execCPUs, b.set.taskCPUs, b.set.execMemMB)
+		var short []string
+		if need := b.set.execCPUs + float64(b.set.taskCPUs); cpus+1e-9 < need {
+			short = append(short, fmt.Sprintf("cpus %s < %s needed (flint.task.cpus + flint.mesos.mesosExecutor.cores)", cpuString(cpus), cpuString(need)))
+		}
+		if mem+1e-9 < b.set.execMemMB {
+			short = append(short, fmt.Sprintf("mem %g MiB < %g MiB needed (flint.executor.memory + flint.mesos.executor.memoryOverhead)", mem, b.set.execMemMB))
+		}
+		if len(short) > 0 {
+			g.unfit = strings.Join(short, ", ")
 			return
 		}
 		taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: b.set.execCPUs, MemMB: b.set.execMemMB})
@@ -179,8 +202,136 @@ func (b *Backend) sizeLocked(g *group) {
 	g.slots = int(math.Floor(scalarOf(g.rest, "cpus")+1e-9)) / b.set.taskCPUs
 	a.cpus = g.slots * b.set.taskCPUs
 	if g.slots == 0 {
-		g.unfit = fmt.Sprintf("cpus %g < flint.task.cpus=%d", scalarOf(g.rest, "cpus"), b.set.taskCPUs)
+		g.unfit = fmt.Sprintf("cpus %s < %d needed (flint.task.cpus) beside the running executor", cpuString(scalarOf(g.rest, "cpus")), b.set.taskCPUs)
 	}
+}
+
+// cpuString prints cpus with at least one decimal ("1.0", "2.1", "0.25").
+func cpuString(v float64) string {
+	s := strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+func agentName(id, host string) string { return fmt.Sprintf("agent %s (%s)", id, host) }
+
+// heldCPUsLocked is what the application holds: its live tasks' cpus and
+// the running executors' own cpus.
+func (b *Backend) heldCPUsLocked() float64 {
+	held := 0.0
+	for _, t := range b.tasks {
+		held += float64(t.cpus)
+	}
+	for _, a := range b.agents {
+		if a.added {
+			held += b.set.execCPUs
+		}
+	}
+	return held
+}
+
+// capLocked cuts the groups' slots so that the cpus of live tasks and
+// executors plus those offered now stay within flint.cores.max: one slot
+// per group in turn, a new executor's own cpus charged with its first
+// slot.
+func (b *Backend) capLocked(groups []*group) {
+	if math.IsInf(b.set.coresMax, 1) {
+		return
+	}
+	room := b.set.coresMax - b.heldCPUsLocked()
+	allowed := make([]int, len(groups))
+	for progress := true; progress; {
+		progress = false
+		for i, g := range groups {
+			if allowed[i] >= g.slots {
+				continue
+			}
+			cost := float64(b.set.taskCPUs)
+			if g.newExec && allowed[i] == 0 {
+				cost += b.set.execCPUs
+			}
+			if cost > room+1e-9 {
+				continue
+			}
+			room -= cost
+			allowed[i]++
+			progress = true
+		}
+	}
+	for i, g := range groups {
+		if allowed[i] < g.slots {
+			if allowed[i] == 0 {
+				g.capped = true
+			}
+			g.slots = allowed[i]
+		}
+	}
+}
+
+// noteFit records, for the no-fit error, whether any offer could hold a
+// task this round and why the others could not.
+func (b *Backend) noteFit(groups []*group, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, g := range groups {
+		name := agentName(g.agentID, g.host)
+		switch {
+		case g.slots > 0 || len(g.tasks) > 0:
+			b.diag.lastFit = now
+			delete(b.diag.unfit, name)
+		case g.capped:
+			b.diag.unfit[name] = fmt.Sprintf("flint.cores.max=%d reached (%s cpus held by tasks and executors)", int(b.set.coresMax), cpuString(b.heldCPUsLocked()))
+		case g.unfit != "":
+			b.diag.unfit[name] = g.unfit
+		}
+	}
+}
+
+// checkNoFit fails the waiting jobs when, for flint.mesos.fine.noFitTimeout,
+// tasks have waited with none of the application's tasks live and no offer
+// that could hold one, naming what the offers lacked — instead of a silent
+// hang.
+func (b *Backend) checkNoFit(now time.Time) {
+	wants := b.d.WantsOffers()
+	b.mu.Lock()
+	if !wants || len(b.tasks) > 0 || b.stopping {
+		b.diag.waitSince = time.Time{}
+		b.mu.Unlock()
+		return
+	}
+	if b.diag.waitSince.IsZero() {
+		b.diag.waitSince = now
+	}
+	since := b.diag.waitSince
+	if b.diag.lastFit.After(since) {
+		since = b.diag.lastFit
+	}
+	waited := now.Sub(since)
+	if waited < b.set.noFitTimeout {
+		b.mu.Unlock()
+		return
+	}
+	var why string
+	switch {
+	case len(b.diag.unfit) > 0:
+		parts := make([]string, 0, len(b.diag.unfit))
+		for a, u := range b.diag.unfit {
+			parts = append(parts, a+": "+u)
+		}
+		sort.Strings(parts)
+		why = "offers did not fit: " + strings.Join(parts, "; ")
+	case !b.diag.offersSeen:
+		why = fmt.Sprintf("no offer received from the Mesos master %s (are agents registered with free resources for role(s) %q?)", b.master, b.p.Config.String("flint.mesos.role"))
+	default:
+		why = "no offer arrived while the tasks waited"
+	}
+	reason := fmt.Sprintf("tasks waited %s (flint.mesos.fine.noFitTimeout) and no offer fits a task: %s", waited.Round(time.Millisecond), why)
+	b.diag.waitSince = time.Time{}
+	b.mu.Unlock()
+	b.log.Error("fine: " + reason)
+	b.d.Abort(reason)
 }
 
 // launch sends each group's tasks in one ACCEPT of its offers.
@@ -244,7 +395,10 @@ func (b *Backend) holdOrDecline(groups []*group, wants bool, now time.Time, decl
 			continue
 		}
 		reason := mesosconn.DeclineNoDemand
-		if wants {
+		switch {
+		case wants && g.capped:
+			reason = mesosconn.DeclineReachedMaxCores
+		case wants:
 			reason = mesosconn.DeclineUnfit
 		}
 		declines[reason] = append(declines[reason], offerIDs(g.offers)...)
@@ -382,6 +536,7 @@ func (b *Backend) loop() {
 		case <-b.wake:
 			b.launchRound(nil)
 		case now := <-t.C:
+			b.checkNoFit(now)
 			if b.d.WantsOffers() {
 				// Re-offer held offers: locality waits expire without new events.
 				b.launchRound(nil)

@@ -25,6 +25,8 @@ type settings struct {
 	env             map[string]string // flint.executorEnv.*
 	idleTimeout     time.Duration
 	holdTime        time.Duration
+	noFitTimeout    time.Duration // flint.mesos.fine.noFitTimeout
+	coresMax        float64       // flint.cores.max; +Inf when unset
 	maxResultSize   int64
 	maxDirectResult int64
 	networkTimeout  time.Duration
@@ -45,6 +47,8 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		env:             cfg.Prefixed("flint.executorEnv."),
 		idleTimeout:     cfg.Duration("flint.mesos.fine.executorIdleTimeout"),
 		holdTime:        cfg.Duration("flint.mesos.fine.offerHoldTime"),
+		noFitTimeout:    cfg.Duration("flint.mesos.fine.noFitTimeout"),
+		coresMax:        math.Inf(1),
 		maxResultSize:   cfg.Size("flint.driver.maxResultSize"),
 		maxDirectResult: cfg.Size("flint.task.maxDirectResultSize"),
 		networkTimeout:  cfg.Duration("flint.network.timeout"),
@@ -69,6 +73,19 @@ func readSettings(cfg *framework.Config) (settings, error) {
 	}
 	if s.idleTimeout < 0 || s.holdTime < 0 {
 		errs = append(errs, errors.New("fine: flint.mesos.fine.executorIdleTimeout and flint.mesos.fine.offerHoldTime must not be negative"))
+	}
+	if s.noFitTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("fine: flint.mesos.fine.noFitTimeout=%s must be positive", s.noFitTimeout))
+	}
+	if cfg.IsSet("flint.cores.max") {
+		n := cfg.Int("flint.cores.max")
+		s.coresMax = float64(n)
+		switch {
+		case n < 1:
+			errs = append(errs, fmt.Errorf("fine: flint.cores.max=%d must be positive", n))
+		case s.coresMax+1e-9 < float64(s.taskCPUs)+s.execCPUs:
+			errs = append(errs, fmt.Errorf("fine: flint.cores.max=%d is below flint.task.cpus=%d + flint.mesos.mesosExecutor.cores=%g: no task could ever run", n, s.taskCPUs, s.execCPUs))
+		}
 	}
 	c, err := constraints.Parse(cfg.String("flint.mesos.constraints"))
 	if err != nil {

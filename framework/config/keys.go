@@ -103,7 +103,7 @@ var table = []Key{
 	{Name: "flint.executor.cores", Kind: KindInt, Group: GroupExecution,
 		Doc: "Cores per executor. Unset: in coarse mode an executor takes all cores of the offer (up to `flint.cores.max`)." + coarse},
 	{Name: "flint.cores.max", Kind: KindInt, Group: GroupExecution,
-		Doc: "Most cores the application takes across the cluster. Unset: as many as offered." + mesosUsed},
+		Doc: "Most cores the application takes across the cluster. Unset: as many as offered. In fine-grained mode the cpus of running tasks and of the Mesos executors themselves (`flint.mesos.mesosExecutor.cores` each) count; it must be at least `flint.task.cpus` + `flint.mesos.mesosExecutor.cores`." + mesosUsed},
 	{Name: "flint.executor.heartbeatInterval", Kind: KindDuration, Default: "10s", DurationUnit: time.Millisecond, Group: GroupExecution,
 		Doc: "How often executors report liveness and metrics to the driver. A bare number is in milliseconds."},
 	{Name: "flint.task.cpus", Kind: KindInt, Default: "1", Group: GroupExecution,
@@ -206,6 +206,8 @@ var table = []Key{
 		Doc: "How long a fine-grained Mesos executor stays up with no task before it exits and gives its own cores (`flint.mesos.mesosExecutor.cores`) and memory back to Mesos; 0 keeps it until the driver stops (Spark's behaviour). A bare number is in seconds. Used by the fine-grained Mesos backend."},
 	{Name: "flint.mesos.fine.offerHoldTime", Kind: KindDuration, Default: "1s", DurationUnit: time.Millisecond, Group: GroupMesos,
 		Doc: "How long the fine-grained backend keeps offers it has no task for, so tasks submitted meanwhile launch at once instead of waiting for the next allocation; then they are declined. 0 declines at once. A bare number is in milliseconds. Used by the fine-grained Mesos backend."},
+	{Name: "flint.mesos.fine.noFitTimeout", Kind: KindDuration, Default: "60s", DurationUnit: time.Second, Group: GroupMesos,
+		Doc: "How long tasks may wait, with none of the application's tasks running, while no offer fits one (too few cpus for `flint.task.cpus` plus, where no executor runs yet, `flint.mesos.mesosExecutor.cores`; too little memory for the executor; unmet constraints; no offers at all) before the backend fails the waiting jobs with an error naming what the offers lacked. A bare number is in seconds. Used by the fine-grained Mesos backend."},
 	{Name: "flint.driver.host", Kind: KindString, Group: GroupApplication,
 		Doc: "Host name or IP executors and agents use to reach the driver (executor gateway and file server). Unset: the local address the driver uses to reach the Mesos master."},
 	// Embedded master.

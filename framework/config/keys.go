@@ -193,7 +193,7 @@ var table = []Key{
 	{Name: "flint.mesos.gpus.max", Kind: KindInt, Default: "0", Group: GroupMesos,
 		Doc: "Most GPUs the application takes across the cluster." + coarse},
 	{Name: "flint.mesos.executor.command", Kind: KindString, Group: GroupMesos,
-		Doc: "Command (run without a shell, in the sandbox) that starts an executor. Unset: `./NAME`, NAME being the file name of `flint.executor.uri`; set it when that URI is an archive, e.g. `./flint-1.0/bin/myjob`." + coarse},
+		Doc: "Command (run without a shell, in the sandbox) that starts an executor. Unset: `./NAME`, NAME being the file name of `flint.executor.uri`; set it when that URI is an archive, e.g. `./flint-1.0/bin/myjob`. In fine-grained mode it starts the per-agent Mesos executor (with `flint.executor.uri` unset too, the driver's own executable, which the driver serves)." + mesosUsed},
 	{Name: "flint.mesos.coarse.shutdownTimeout", Kind: KindDuration, Default: "10s", DurationUnit: time.Second, Group: GroupMesos,
 		Doc: "How long stopping the driver waits for executors to exit after asking them to stop; stragglers are then killed through Mesos. A bare number is in seconds." + coarse},
 	{Name: "flint.mesos.coarse.noExecutorTimeout", Kind: KindDuration, Default: "60s", DurationUnit: time.Second, Group: GroupMesos,

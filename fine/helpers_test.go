@@ -115,8 +115,11 @@ type clusterOpts struct {
 
 func startCluster(t testing.TB, o clusterOpts) *cluster.Cluster {
 	t.Helper()
-	if o.agents == 0 {
+	switch {
+	case o.agents == 0:
 		o.agents = 2
+	case o.agents < 0: // the test starts its own agents (startAgent)
+		o.agents = 0
 	}
 	if o.resources == "" {
 		o.resources = "cpus:4;mem:1024;disk:1024;ports:[31000-31100]"

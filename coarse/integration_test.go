@@ -100,6 +100,12 @@ func (f *finishes) OnEvent(e event.Event) {
 	}
 }
 
+func (f *finishes) count(index int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.per[index]
+}
+
 func (f *finishes) total() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -272,5 +278,45 @@ func TestSubscriptionDroppedMidJob(t *testing.T) {
 	})
 	if after := len(r.executors()); after != before {
 		t.Fatalf("%d executors before the drop, %d after: executors should survive re-subscription", before, after)
+	}
+}
+
+// The master restarts mid-job (a Mesos master failover: same id and
+// address, no state): agents re-register with the executors they run, the
+// framework re-subscribes with its id, the executors keep serving the
+// driver, and the job finishes with every task exactly once.
+func TestMasterRestartedMidJob(t *testing.T) {
+	c := startCluster(t, clusterOpts{})
+	r := mustRun(t, mesosURL(c), "flint.executor.cores=1", "flint.mesos.failoverTimeout=60s", "flint.mesos.checkpoint=true")
+	fin := &finishes{per: map[int]int{}}
+	r.fc.AddListener(fin)
+	m := regexp.MustCompile(`as framework (\S+)"`).FindStringSubmatch(r.logs.String())
+	if m == nil {
+		t.Fatal("framework id not logged")
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := framework.Map(context.Background(), r.fc, nap, ints(40))
+		done <- err
+	}()
+	waitFor(t, 10*time.Second, "some tasks to finish", func() bool { return fin.total() >= 4 })
+	before := len(r.executors())
+	if err := c.RestartMaster(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("job failed across the master restart: %v", err)
+	}
+	waitFor(t, 15*time.Second, "re-subscription to the restarted master", func() bool {
+		return strings.Contains(r.logs.String(), "re-registered with the Mesos master at") && strings.Contains(r.logs.String(), m[1])
+	})
+	if after := len(r.executors()); after != before {
+		t.Fatalf("%d executors before the restart, %d after: they should survive it", before, after)
+	}
+	waitFor(t, 5*time.Second, "every TaskEnd event", func() bool { return fin.total() >= 40 })
+	for i := 0; i < 40; i++ {
+		if n := fin.count(i); n != 1 {
+			t.Fatalf("task %d finished %d times, want exactly once", i, n)
+		}
 	}
 }

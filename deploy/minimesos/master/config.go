@@ -53,6 +53,14 @@ type Config struct {
 	// none of AgentMaxMissedPings consecutive pings is removed (15s × 5).
 	AgentPingInterval   time.Duration
 	AgentMaxMissedPings int
+	// AgentReregisterTimeout is how long after the master starts an agent
+	// it does not know may still be re-registering (after a master
+	// restart): explicit reconciliation of its tasks gets no answer until
+	// then, as Mesos answers for agents of its registry that have not
+	// re-registered yet (--agent_reregister_timeout). minimesos keeps no
+	// registry, so every unknown agent counts while the window lasts.
+	// Default: AgentPingInterval × AgentMaxMissedPings.
+	AgentReregisterTimeout time.Duration
 	// Credentials maps principals to secrets; nil disables authentication.
 	Credentials map[string]string
 	// MaxCompletedFrameworks and MaxCompletedTasks bound the history kept
@@ -88,6 +96,7 @@ func (c *Config) setDefaults() error {
 	if c.AgentMaxMissedPings == 0 {
 		c.AgentMaxMissedPings = DefaultAgentMaxMissedPings
 	}
+	def(&c.AgentReregisterTimeout, c.AgentPingInterval*time.Duration(max(c.AgentMaxMissedPings, 1)))
 	if c.MaxCompletedFrameworks == 0 {
 		c.MaxCompletedFrameworks = 50
 	}
@@ -104,7 +113,7 @@ func (c *Config) setDefaults() error {
 		c.Seed = uint64(c.Clock.Now().UnixNano())
 	}
 	var errs []error
-	if c.HeartbeatInterval < 0 || c.AllocationInterval < 0 || c.AgentPingInterval < 0 || c.OfferTimeout < 0 {
+	if c.HeartbeatInterval < 0 || c.AllocationInterval < 0 || c.AgentPingInterval < 0 || c.OfferTimeout < 0 || c.AgentReregisterTimeout < 0 {
 		errs = append(errs, errors.New("negative interval"))
 	}
 	if c.AgentMaxMissedPings < 0 || c.MaxOutstandingOffers < 0 {

@@ -189,7 +189,7 @@ func TestPartitionAwareInvalidOfferIsDropped(t *testing.T) {
 
 func TestKillShutdownMessageReconcile(t *testing.T) {
 	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
-		s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(1, nil))
+		s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(1, nil), noReregisterWindow)
 		ag := s.Fakes[0]
 		c := subscribe(t, s, codec, frameworkInfo("kmr"))
 		o := c.next(scheduler.Event_OFFERS).Offers.Offers[0]
@@ -258,7 +258,7 @@ func TestKillShutdownMessageReconcile(t *testing.T) {
 }
 
 func TestPartitionAwareExplicitReconcile(t *testing.T) {
-	s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(2, nil))
+	s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(2, nil), noReregisterWindow)
 	c := subscribe(t, s, allCodecs[1], frameworkInfo("pa", mesos.FrameworkInfo_Capability_PARTITION_AWARE))
 	gone, unreach := s.Fakes[0].ID(), s.Fakes[1].ID()
 	if err := s.Faults().RemoveAgent(gone, true); err != nil {
@@ -487,5 +487,39 @@ func TestAuthentication(t *testing.T) {
 		if res.StatusCode != tc.code {
 			t.Errorf("%+v: got %d", tc, res.StatusCode)
 		}
+	}
+}
+
+// noReregisterWindow ends the window after a master start in which unknown
+// agents may still re-register (their tasks get no reconciliation answer),
+// so tests can reconcile tasks on unknown agents at once.
+var noReregisterWindow = minimesostest.WithConfig(func(c *master.Config) { c.AgentReregisterTimeout = time.Nanosecond })
+
+// After a master (re)start, a task on an agent the master does not know gets
+// no reconciliation answer while the agent may still re-register, then
+// TASK_LOST (TASK_UNKNOWN for partition-aware frameworks).
+func TestReconcileUnknownAgentWaitsForReregistration(t *testing.T) {
+	clock := minimesostest.NewFakeClock(time.Unix(1_700_000_000, 0))
+	s := minimesostest.NewServer(t, minimesostest.WithFakeAgents(1, nil), minimesostest.WithConfig(func(c *master.Config) {
+		c.Clock = clock
+		c.AgentPingInterval = time.Hour
+		c.AgentReregisterTimeout = time.Minute
+	}))
+	c := subscribe(t, s, allCodecs[0], frameworkInfo("rw"))
+	known := s.Fakes[0].ID()
+	// Within the window: only the task on the known agent is answered.
+	c.mustCall(calls.Reconcile(calls.ReconcileTasks(map[string]string{"on-unknown": "S-missing", "on-known": known})))
+	u := c.next(scheduler.Event_UPDATE).Update.Status
+	if u.TaskID.Value != "on-known" || u.GetState() != mesos.TASK_LOST {
+		t.Fatalf("first answer %s %s, want on-known TASK_LOST (agent registered, task unknown)", u.TaskID.Value, u.GetState())
+	}
+	c.mustCall(calls.Reconcile(calls.ReconcileTasks(map[string]string{"on-known": known})))
+	if u := c.next(scheduler.Event_UPDATE).Update.Status; u.TaskID.Value != "on-known" {
+		t.Fatalf("the task on the unknown agent was answered within the window: %v", u)
+	}
+	clock.Advance(time.Minute)
+	c.mustCall(calls.Reconcile(calls.ReconcileTasks(map[string]string{"on-unknown": "S-missing"})))
+	if u := c.next(scheduler.Event_UPDATE).Update.Status; u.TaskID.Value != "on-unknown" || u.GetState() != mesos.TASK_LOST {
+		t.Fatalf("after the window: %s %s, want on-unknown TASK_LOST", u.TaskID.Value, u.GetState())
 	}
 }

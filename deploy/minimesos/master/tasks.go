@@ -227,6 +227,9 @@ func (m *Master) reconcile(f *framework, tasks []scheduler.Call_Reconcile_Task) 
 		switch ag := m.agents[agentID]; {
 		case agentID != "" && ag != nil && !ag.connected && !ag.active:
 			continue // agent re-registering: no reply, as in Mesos
+		case agentID != "" && ag == nil && !m.gone[agentID] && m.unreachable[agentID].IsZero() &&
+			m.cfg.Clock.Now().Sub(m.started) < m.cfg.AgentReregisterTimeout:
+			continue // unknown agent soon after a (re)start: it may still re-register
 		case agentID != "" && ag != nil:
 			st.State = mesos.TASK_GONE.Enum()
 		case agentID != "" && m.gone[agentID]:

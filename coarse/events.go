@@ -109,7 +109,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 	}
 	report := !e.lost && !b.stopping
 	e.lost = true
-	failed := !e.stopRequested && !b.stopping && st.GetState() != mesos.TASK_KILLED
+	failed := !e.stopRequested && !b.stopping && st.GetState() != mesos.TASK_KILLED && !infrastructureLoss(st)
 	excluded := false
 	if failed {
 		b.diag.lastFailure = fmt.Sprintf("executor %s on %s: %s", e.id, e.host, why)
@@ -329,4 +329,17 @@ func (b *Backend) checkNoExecutor(now time.Time) {
 	b.mu.Unlock()
 	b.log.Error("coarse: " + reason)
 	b.d.Abort(reason)
+}
+
+// infrastructureLoss reports a Mesos task end that says nothing about the
+// executor or its agent's health (the master or an agent lost track of it,
+// an offer went stale): it does not count toward excluding the agent.
+func infrastructureLoss(st mesos.TaskStatus) bool {
+	switch st.GetReason() {
+	case mesos.REASON_RECONCILIATION, mesos.REASON_INVALID_OFFERS, mesos.REASON_MASTER_DISCONNECTED,
+		mesos.REASON_AGENT_DISCONNECTED, mesos.REASON_AGENT_REMOVED, mesos.REASON_AGENT_REMOVED_BY_OPERATOR,
+		mesos.REASON_AGENT_RESTARTED, mesos.REASON_AGENT_UNKNOWN, mesos.REASON_AGENT_REREGISTERED:
+		return st.GetState() != mesos.TASK_FAILED && st.GetState() != mesos.TASK_ERROR
+	}
+	return false
 }

@@ -172,16 +172,24 @@ func TestAgentLostMidJob(t *testing.T) {
 	}()
 	waitFor(t, 10*time.Second, "some tasks to finish", func() bool { return fin.total() >= 4 })
 	agentID := r.executors()[0].agentID
+	doomed := map[string]bool{}
+	for _, p := range r.executors() {
+		if p.agentID == agentID {
+			doomed[p.executorID] = true
+		}
+	}
 	if err := c.Master.Faults().RemoveAgent(agentID, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("job failed after agent %s was lost: %v", agentID, err)
 	}
-	// The lost agent's executors were told to stop.
+	// The lost agent's executors were told to stop. (The agent process is
+	// alive and may re-register: executors started there afterwards are new
+	// ones, and a removal by the master does not count against the agent.)
 	waitFor(t, 10*time.Second, "executors of the lost agent to exit", func() bool {
 		for _, p := range r.executors() {
-			if p.agentID == agentID {
+			if doomed[p.executorID] {
 				return false
 			}
 		}

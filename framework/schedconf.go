@@ -16,7 +16,10 @@ import (
 
 // schedulerConfig maps flint.* keys onto the core's Config. Local masters
 // turn exclusion off (one executor: excluding it would hang the job, as in
-// Spark) and take maxFailures from local[N,F] (1 for plain local[N], like Spark).
+// Spark) and take maxFailures from local[N,F] (1 for plain local[N], like
+// Spark). The embedded master turns it off too: all its agents run on this
+// one host, so excluding "the node" after two failures would exclude every
+// executor at once.
 func schedulerConfig(cfg *Config, m Master) (scheduler.Config, uint64, error) {
 	sc := scheduler.DefaultConfig()
 	sc.TaskCPUs = cfg.Int("flint.task.cpus")
@@ -38,6 +41,9 @@ func schedulerConfig(cfg *Config, m Master) (scheduler.Config, uint64, error) {
 	if m.Kind == MasterLocal {
 		sc.Exclude.Enabled = false
 		sc.MaxTaskFailures = max(m.MaxFailures, 1)
+	}
+	if m.Kind == MasterEmbedded {
+		sc.Exclude.Enabled = false
 	}
 	if path := cfg.String("flint.scheduler.allocation.file"); path != "" {
 		pools, err := readPools(path)

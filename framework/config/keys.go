@@ -144,7 +144,7 @@ var table = []Key{
 		Doc: "Minimum runtime of a task before it may be speculated. A bare number is in milliseconds."},
 	// Exclusion on failure.
 	{Name: "flint.excludeOnFailure.enabled", Kind: KindBool, Default: "true", Group: GroupExclusion,
-		Doc: "Stop scheduling on executors and nodes that keep failing tasks. Spark defaults to false; Flint enables it because a faulty Mesos agent keeps sending offers, and without exclusion retries keep landing on it."},
+		Doc: "Stop scheduling on executors and nodes that keep failing tasks. Spark defaults to false; Flint enables it because a faulty Mesos agent keeps sending offers, and without exclusion retries keep landing on it. Always off for `local` masters (one executor) and the `embedded` master (all agents on one host)."},
 	{Name: "flint.excludeOnFailure.task.maxTaskAttemptsPerExecutor", Kind: KindInt, Default: "1", Group: GroupExclusion,
 		Doc: "Attempts of one task on one executor before that executor is excluded for the task."},
 	{Name: "flint.excludeOnFailure.task.maxTaskAttemptsPerNode", Kind: KindInt, Default: "2", Group: GroupExclusion,

@@ -43,8 +43,15 @@ fuzz-smoke:
 	    $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; done
 
+## e2e: Docker end-to-end suites (dockertest); none exist yet — the Docker e2e issue adds them.
 e2e:
-	$(GO) test -race -count=1 -tags e2e -timeout 30m ./e2e/...
+	@if ls e2e/*.go >/dev/null 2>&1; then $(GO) test -race -count=1 -tags e2e -timeout 30m ./e2e/...; \
+	else echo "e2e: no Docker end-to-end suites yet (roadmap: Docker e2e tests)"; exit 1; fi
 
+## bench: every benchmark recorded in docs/benchmarks.md (several minutes).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./framework/scheduler/ ./executor/ ./framework/local/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./framework/scheduler/ ./framework/local/ ./deploy/minimesos/allocator/ ./fine/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./executor/ ./deploy/minimesos/master/
+	$(GO) test -run '^$$' -bench . -benchtime 300x ./deploy/minimesos/agent/
+	$(GO) test -run '^$$' -bench . -benchtime 20000x ./coarse/gateway/
+	$(GO) test -run '^$$' -bench . ./coarse/ ./deploy/embedded/ ./uri/

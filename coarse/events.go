@@ -258,6 +258,9 @@ func (b *Backend) offerSlots() {
 	sort.Slice(offers, func(i, j int) bool { return offers[i].ExecutorID < offers[j].ExecutorID })
 	descs := b.d.ResourceOffers(offers)
 	var dead []*flintpb.TaskDescription
+	// One hand-off per executor, so that its launches travel in one message.
+	byExec := make(map[string][]*flintpb.TaskDescription, len(offers))
+	order := make([]string, 0, len(offers))
 	b.mu.Lock()
 	for _, td := range descs {
 		e := b.execs[td.ExecutorId]
@@ -267,11 +270,15 @@ func (b *Backend) offerSlots() {
 		}
 		e.tasks[td.TaskId] = int(td.Cpus)
 		e.free -= int(td.Cpus)
+		if _, ok := byExec[td.ExecutorId]; !ok {
+			order = append(order, td.ExecutorId)
+		}
+		byExec[td.ExecutorId] = append(byExec[td.ExecutorId], td)
 	}
 	b.mu.Unlock()
-	for _, td := range descs {
-		if err := b.gw.Launch(td.ExecutorId, td); err != nil {
-			dead = append(dead, td)
+	for _, id := range order {
+		if err := b.gw.LaunchTasks(id, byExec[id]); err != nil {
+			dead = append(dead, byExec[id]...)
 		}
 	}
 	b.failLaunches(dead)

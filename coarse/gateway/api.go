@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/flint-mesos/flint/proto/flintpb"
@@ -21,6 +22,25 @@ func (g *Gateway) Launch(executorID string, td *flintpb.TaskDescription) error {
 		return errors.New("gateway: Launch of a nil TaskDescription")
 	}
 	return g.sendTo(executorID, &flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTask{LaunchTask: td}})
+}
+
+// LaunchTasks sends tds to the executor in order, as few messages as it
+// understands (one LaunchTasks when it batches). It does not block on the
+// network; neither tds nor its elements may be modified afterwards.
+// ErrUnknownExecutor or ErrExecutorLost when the executor is not (or no
+// longer) connected: then none of tds was sent.
+func (g *Gateway) LaunchTasks(executorID string, tds []*flintpb.TaskDescription) error {
+	if slices.Contains(tds, nil) {
+		return errors.New("gateway: LaunchTasks with a nil TaskDescription")
+	}
+	switch len(tds) {
+	case 0:
+		_, err := g.lookup(executorID)
+		return err
+	case 1:
+		return g.Launch(executorID, tds[0])
+	}
+	return g.sendTo(executorID, &flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTasks{LaunchTasks: &flintpb.LaunchTasks{Tasks: tds}}})
 }
 
 // Kill asks the executor to kill task taskID (interrupting its context);

@@ -36,12 +36,14 @@ type conn struct {
 	st     error  // handler's return status; set before done is closed
 	reason string // why the stream ended; set before done is closed
 
-	reg  atomic.Bool // id and info are set (before reg) and never change
-	id   string
-	info ExecutorInfo
+	reg      atomic.Bool // id, info and batching are set (before reg) and never change
+	id       string
+	info     ExecutorInfo
+	batching bool // the executor understands LaunchTasks and StatusUpdateAcks
 
 	mu       sync.Mutex
 	queue    []*flintpb.DriverMessage
+	acks     []ackItem // acks to send after queue, in one StatusUpdateAcks when batching
 	wake     chan struct{}
 	fetches  map[uint64]*fetch
 	gone     bool   // the stream ended: nothing more is queued or fetched
@@ -77,21 +79,49 @@ func (c *conn) sendLocked(m *flintpb.DriverMessage) error {
 		return fmt.Errorf("%w: %s", ErrExecutorLost, c.id)
 	}
 	c.queue = append(c.queue, m)
-	if len(c.queue) == 1 {
+	c.signalLocked()
+	return nil
+}
+
+// signalLocked wakes the writer when the queues were empty before.
+func (c *conn) signalLocked() {
+	if len(c.queue)+len(c.acks) == 1 {
 		select {
 		case c.wake <- struct{}{}:
 		default:
 		}
 	}
-	return nil
 }
 
-func (c *conn) take() []*flintpb.DriverMessage {
+// ackItem is one status update to acknowledge.
+type ackItem struct {
+	taskID uint64
+	uuid   []byte
+}
+
+// queueAcks queues acknowledgements; they are dropped once the stream ended.
+func (c *conn) queueAcks(acks []ackItem) {
+	if len(acks) == 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := c.queue
-	c.queue = nil
-	return q
+	if c.gone {
+		return
+	}
+	for _, a := range acks {
+		c.acks = append(c.acks, a)
+		c.signalLocked()
+	}
+}
+
+// take swaps the queues for the writer's spare (emptied) slices.
+func (c *conn) take(spareQ []*flintpb.DriverMessage, spareA []ackItem) ([]*flintpb.DriverMessage, []ackItem) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q, a := c.queue, c.acks
+	c.queue, c.acks = spareQ, spareA
+	return q, a
 }
 
 func (g *Gateway) serveStream(stream flintpb.ExecutorGateway_ConnectServer) error {
@@ -117,9 +147,15 @@ func (g *Gateway) serveStream(stream flintpb.ExecutorGateway_ConnectServer) erro
 	return err
 }
 
-// writeLoop sends queued messages until the stream is killed.
+// writeLoop sends queued messages until the stream is killed. Each wake-up
+// drains everything queued (no waiting to fill a batch): consecutive
+// launches become one LaunchTasks and all acks one StatusUpdateAcks when the
+// executor understands them.
 func (c *conn) writeLoop(stream flintpb.ExecutorGateway_ConnectServer) error {
 	ctx := stream.Context()
+	w := writer{c: c, stream: stream, seen: make(map[[16]byte]struct{})}
+	var q []*flintpb.DriverMessage
+	var a []ackItem
 	for {
 		select {
 		case <-c.done:
@@ -132,13 +168,100 @@ func (c *conn) writeLoop(stream flintpb.ExecutorGateway_ConnectServer) error {
 			return c.st
 		case <-c.wake:
 		}
-		for _, m := range c.take() {
-			if err := stream.Send(m); err != nil {
-				c.kill("send failed: "+err.Error(), status.Errorf(codes.Unavailable, "gateway: send: %v", err))
-				return c.st
+		q, a = c.take(q, a)
+		if err := w.flush(q, a); err != nil {
+			c.kill("send failed: "+err.Error(), status.Errorf(codes.Unavailable, "gateway: send: %v", err))
+			return c.st
+		}
+		clear(q)
+		clear(a)
+		q, a = q[:0], a[:0]
+	}
+}
+
+// writer coalesces a drained queue into as few messages as the executor
+// understands. It belongs to the writeLoop goroutine.
+type writer struct {
+	c       *conn
+	stream  flintpb.ExecutorGateway_ConnectServer
+	pending []*flintpb.TaskDescription // launches not sent yet
+	seen    map[[16]byte]struct{}      // acks of this flush, deduplicated
+}
+
+func (w *writer) flush(q []*flintpb.DriverMessage, acks []ackItem) error {
+	for _, m := range q {
+		if w.c.batching {
+			switch x := m.Message.(type) {
+			case *flintpb.DriverMessage_LaunchTask:
+				w.pending = append(w.pending, x.LaunchTask)
+				continue
+			case *flintpb.DriverMessage_LaunchTasks:
+				w.pending = append(w.pending, x.LaunchTasks.GetTasks()...)
+				continue
 			}
+		} else if x, ok := m.Message.(*flintpb.DriverMessage_LaunchTasks); ok {
+			for _, td := range x.LaunchTasks.GetTasks() {
+				if err := w.stream.Send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTask{LaunchTask: td}}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := w.sendLaunches(); err != nil {
+			return err
+		}
+		if err := w.stream.Send(m); err != nil {
+			return err
 		}
 	}
+	if err := w.sendLaunches(); err != nil {
+		return err
+	}
+	return w.sendAcks(acks)
+}
+
+func (w *writer) sendLaunches() error {
+	var m *flintpb.DriverMessage
+	switch len(w.pending) {
+	case 0:
+		return nil
+	case 1:
+		m = &flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTask{LaunchTask: w.pending[0]}}
+	default:
+		m = &flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTasks{LaunchTasks: &flintpb.LaunchTasks{Tasks: w.pending}}}
+	}
+	err := w.stream.Send(m) // marshals m before returning: the slice may be reused
+	clear(w.pending)
+	w.pending = w.pending[:0]
+	return err
+}
+
+func (w *writer) sendAcks(acks []ackItem) error {
+	if len(acks) == 0 {
+		return nil
+	}
+	if !w.c.batching {
+		for _, a := range acks {
+			if err := w.stream.Send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Ack{Ack: &flintpb.StatusUpdateAck{TaskId: a.taskID, Uuid: a.uuid}}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	clear(w.seen)
+	uuids := make([][]byte, 0, len(acks))
+	for _, a := range acks {
+		k := [16]byte(a.uuid)
+		if _, dup := w.seen[k]; dup {
+			continue
+		}
+		w.seen[k] = struct{}{}
+		uuids = append(uuids, a.uuid)
+	}
+	if len(uuids) == 1 {
+		return w.stream.Send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Ack{Ack: &flintpb.StatusUpdateAck{TaskId: acks[0].taskID, Uuid: uuids[0]}}})
+	}
+	return w.stream.Send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Acks{Acks: &flintpb.StatusUpdateAcks{Uuids: uuids}}})
 }
 
 // readLoop receives and handles messages until the stream ends, then
@@ -229,7 +352,9 @@ func (c *conn) handle(m *flintpb.ExecutorMessage) error {
 	}
 	switch x := m.Message.(type) {
 	case *flintpb.ExecutorMessage_StatusUpdate:
-		return c.onStatus(x.StatusUpdate)
+		return c.onStatus([]*flintpb.StatusUpdate{x.StatusUpdate})
+	case *flintpb.ExecutorMessage_StatusUpdates:
+		return c.onStatus(x.StatusUpdates.GetUpdates())
 	case *flintpb.ExecutorMessage_ResultBlock:
 		c.onBlock(x.ResultBlock)
 	}
@@ -263,11 +388,11 @@ func (c *conn) register(r *flintpb.RegisterExecutor) error {
 		log.Warn("duplicate executor id refused")
 		return status.Errorf(codes.AlreadyExists, "gateway: executor %q is already registered (from %s)", r.ExecutorId, old.addr)
 	}
-	c.id, c.info = r.ExecutorId, info
+	c.id, c.info, c.batching = r.ExecutorId, info, r.Batching
 	c.reg.Store(true)
 	g.execs[c.id] = c
 	reply := &flintpb.RegisteredExecutor{DriverId: g.cfg.DriverID, Properties: g.cfg.Properties,
-		HeartbeatIntervalNanos: int64(g.cfg.HeartbeatInterval)}
+		HeartbeatIntervalNanos: int64(g.cfg.HeartbeatInterval), Batching: true}
 	// Queued under g.mu so that no Launch can overtake it.
 	_ = c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Registered{Registered: reply}})
 	g.mu.Unlock()
@@ -279,7 +404,32 @@ func (c *conn) register(r *flintpb.RegisterExecutor) error {
 	return nil
 }
 
-func (c *conn) onStatus(u *flintpb.StatusUpdate) error {
+// onStatus delivers updates in order (each uuid once) and then queues
+// their acks together. An invalid update ends the stream; the ones before
+// it were delivered but are not acked, so the executor resends them and
+// dedup drops them.
+func (c *conn) onStatus(us []*flintpb.StatusUpdate) error {
+	acks := make([]ackItem, 0, len(us))
+	for _, u := range us {
+		if err := c.checkStatus(u); err != nil {
+			c.queueAcks(acks)
+			return err
+		}
+		key := [16]byte(u.Uuid)
+		if !c.g.dedup.contains(key) {
+			if c.g.isClosing() {
+				return nil
+			}
+			c.g.cfg.Events.StatusUpdate(u)
+			c.g.dedup.add(key)
+		}
+		acks = append(acks, ackItem{taskID: u.TaskId, uuid: u.Uuid})
+	}
+	c.queueAcks(acks)
+	return nil
+}
+
+func (c *conn) checkStatus(u *flintpb.StatusUpdate) error {
 	if u == nil || len(u.Uuid) != 16 {
 		return status.Error(codes.InvalidArgument, "gateway: status update without a 16-byte uuid")
 	}
@@ -289,15 +439,5 @@ func (c *conn) onStatus(u *flintpb.StatusUpdate) error {
 	if _, ok := flintpb.TaskState_name[int32(u.State)]; !ok || u.State == flintpb.TaskState_TASK_STATE_UNSPECIFIED {
 		return status.Errorf(codes.InvalidArgument, "gateway: status update of task %d with invalid state %d", u.TaskId, u.State)
 	}
-	key := [16]byte(u.Uuid)
-	if !c.g.dedup.contains(key) {
-		if c.g.isClosing() {
-			return nil
-		}
-		c.g.cfg.Events.StatusUpdate(u)
-		c.g.dedup.add(key)
-	}
-	ack := &flintpb.StatusUpdateAck{TaskId: u.TaskId, Uuid: u.Uuid}
-	_ = c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Ack{Ack: ack}})
 	return nil
 }

@@ -20,6 +20,15 @@
 // codes.AlreadyExists. The transport is plaintext gRPC; TLS comes with the
 // security issue.
 //
+// Batching: an executor that sets RegisterExecutor.batching gets launches
+// queued together in one LaunchTasks (LaunchTasks hands over all of one
+// executor's tasks at once) and acks in one StatusUpdateAcks (each uuid
+// once); the gateway sets RegisteredExecutor.batching, so the executor may
+// send StatusUpdates batches, delivered in order. The writer sends whatever
+// is queued when it wakes and never waits to fill a batch. Executors that
+// do not announce batching get one LaunchTask and one StatusUpdateAck per
+// task and update, as before.
+//
 // Delivery: status updates are at least once on the wire and exactly once
 // to Events. The executor keeps each update until it gets a
 // StatusUpdateAck, which the gateway sends after Events.StatusUpdate

@@ -28,18 +28,20 @@ type client struct {
 
 	wake chan struct{} // the sender has work
 
-	mu      sync.Mutex
-	seq     uint64
-	unacked map[[16]byte]unacked // status updates the driver has not acked
-	live    bool                 // a session is serving: queue for sending
-	ctrl    []*flintpb.ExecutorMessage
-	bulk    []*flintpb.ExecutorMessage // result chunks: sent when ctrl is empty
-	closing bool                       // send what is queued, then CloseSend
+	mu       sync.Mutex
+	seq      uint64
+	unacked  map[[16]byte]unacked    // status updates the driver has not acked
+	live     bool                    // a session is serving: queue for sending
+	batching bool                    // the live session's driver understands StatusUpdates
+	updates  []*flintpb.StatusUpdate // queued for the live session, in report order
+	ctrl     []*flintpb.ExecutorMessage
+	bulk     []*flintpb.ExecutorMessage // result chunks: sent when ctrl is empty
+	closing  bool                       // send what is queued, then CloseSend
 }
 
 type unacked struct {
 	seq uint64
-	msg *flintpb.ExecutorMessage
+	u   *flintpb.StatusUpdate
 }
 
 func newClient(cfg Config, api flintpb.ExecutorGatewayClient) *client {
@@ -48,15 +50,15 @@ func newClient(cfg Config, api flintpb.ExecutorGatewayClient) *client {
 }
 
 // report is the runtime's Reporter: every update is kept until the driver
-// acknowledges it and sent on the live session, if any.
+// acknowledges it and queued on the live session, if any (the sender
+// batches whatever is queued when it wakes).
 func (c *client) report(u *flintpb.StatusUpdate) {
-	m := &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: u}}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	c.unacked[[16]byte(u.Uuid)] = unacked{seq: c.seq, msg: m}
+	c.unacked[[16]byte(u.Uuid)] = unacked{seq: c.seq, u: u}
 	if c.live {
-		c.ctrl = append(c.ctrl, m)
+		c.updates = append(c.updates, u)
 		c.signal()
 	}
 }
@@ -83,54 +85,60 @@ func (c *client) enqueue(m *flintpb.ExecutorMessage, bulk bool) {
 }
 
 // begin starts a session's queue with every unacknowledged update, oldest
-// first (the driver drops the ones it already has).
-func (c *client) begin() {
+// first (the driver drops the ones it already has). batching is whether
+// the session's driver understands StatusUpdates.
+func (c *client) begin(batching bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pend := make([]unacked, 0, len(c.unacked))
-	for _, u := range c.unacked {
-		pend = append(pend, u)
+	for _, p := range c.unacked {
+		pend = append(pend, p)
 	}
 	slices.SortFunc(pend, func(a, b unacked) int { return cmp.Compare(a.seq, b.seq) })
-	c.ctrl = c.ctrl[:0]
-	for _, u := range pend {
-		c.ctrl = append(c.ctrl, u.msg)
+	c.updates = c.updates[:0]
+	for _, p := range pend {
+		c.updates = append(c.updates, p.u)
 	}
-	c.bulk, c.live, c.closing = nil, true, false
+	c.ctrl = c.ctrl[:0]
+	c.bulk, c.live, c.closing, c.batching = nil, true, false, batching
 	c.signal()
 }
 
 func (c *client) end() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.live, c.ctrl, c.bulk = false, nil, nil
+	c.live, c.ctrl, c.bulk, c.updates = false, nil, nil, nil
 }
 
-// next pops the next message to send: control first, then one chunk.
-// done reports that the session is closing and everything was sent.
-func (c *client) next() (m *flintpb.ExecutorMessage, done bool) {
+// drain takes everything queued but result chunks: the status updates (in
+// report order) and the control messages. When
+// both are empty it takes one result chunk instead, so chunks never delay
+// updates. done reports that the session is closing and everything was
+// sent. spare is an emptied slice for the next updates.
+func (c *client) drain(spare []*flintpb.StatusUpdate) (us []*flintpb.StatusUpdate, ctrl []*flintpb.ExecutorMessage, chunk *flintpb.ExecutorMessage, batching, done bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	us, ctrl = c.updates, c.ctrl
+	c.updates, c.ctrl = spare, nil
 	switch {
-	case len(c.ctrl) > 0:
-		m, c.ctrl[0] = c.ctrl[0], nil
-		c.ctrl = c.ctrl[1:]
+	case len(us) > 0 || len(ctrl) > 0:
 	case c.closing:
-		return nil, true
+		done = true
 	case len(c.bulk) > 0:
-		m, c.bulk[0] = c.bulk[0], nil
+		chunk, c.bulk[0] = c.bulk[0], nil
 		c.bulk = c.bulk[1:]
 	}
-	return m, false
+	return us, ctrl, chunk, c.batching, done
 }
 
-func (c *client) acked(uuid []byte) {
-	if len(uuid) != 16 {
-		return
-	}
+func (c *client) acked(uuids ...[]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.unacked, [16]byte(uuid))
+	for _, uuid := range uuids {
+		if len(uuid) == 16 {
+			delete(c.unacked, [16]byte(uuid))
+		}
+	}
 }
 
 // pendingUpdates counts the updates not yet acknowledged.
@@ -144,8 +152,8 @@ type stream = flintpb.ExecutorGateway_ConnectClient
 
 // serve runs a registered session: a sender, heartbeats, and the receive
 // loop on this goroutine.
-func (c *client) serve(ctx context.Context, cancel context.CancelFunc, s stream, hb time.Duration) error {
-	c.begin()
+func (c *client) serve(ctx context.Context, cancel context.CancelFunc, s stream, hb time.Duration, batching bool) error {
+	c.begin(batching)
 	defer c.end()
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -157,7 +165,20 @@ func (c *client) serve(ctx context.Context, cancel context.CancelFunc, s stream,
 	return err
 }
 
+// sendLoop sends whatever is queued each time it wakes: control messages,
+// then every queued status update in one StatusUpdates message (when the
+// driver understands it), never waiting for more to fill a batch.
 func (c *client) sendLoop(ctx context.Context, cancel context.CancelFunc, s stream) {
+	var spare []*flintpb.StatusUpdate
+	send := func(m *flintpb.ExecutorMessage) bool {
+		if err := s.Send(m); err != nil {
+			if !errors.Is(err, io.EOF) { // io.EOF: Recv reports the status
+				cancel()
+			}
+			return false
+		}
+		return true
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -165,20 +186,38 @@ func (c *client) sendLoop(ctx context.Context, cancel context.CancelFunc, s stre
 		case <-c.wake:
 		}
 		for {
-			m, done := c.next()
+			us, ctrl, chunk, batching, done := c.drain(spare)
 			if done {
 				_ = s.CloseSend()
 				return
 			}
-			if m == nil {
+			if len(us) == 0 && len(ctrl) == 0 && chunk == nil {
+				spare = us
 				break
 			}
-			if err := s.Send(m); err != nil {
-				if !errors.Is(err, io.EOF) { // io.EOF: Recv reports the status
-					cancel()
+			for _, m := range ctrl {
+				if !send(m) {
+					return
 				}
+			}
+			switch {
+			case len(us) == 1 || len(us) > 1 && !batching:
+				for _, u := range us {
+					if !send(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: u}}) {
+						return
+					}
+				}
+			case len(us) > 1:
+				// Send marshals before returning, so the slice is reused.
+				if !send(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdates{StatusUpdates: &flintpb.StatusUpdates{Updates: us}}}) {
+					return
+				}
+			}
+			if chunk != nil && !send(chunk) {
 				return
 			}
+			clear(us)
+			spare = us[:0]
 		}
 	}
 }
@@ -215,6 +254,12 @@ func (c *client) recvLoop(ctx context.Context, cancel context.CancelFunc, s stre
 		switch x := m.Message.(type) {
 		case *flintpb.DriverMessage_LaunchTask:
 			c.launch(x.LaunchTask)
+		case *flintpb.DriverMessage_LaunchTasks:
+			for _, td := range x.LaunchTasks.GetTasks() {
+				c.launch(td)
+			}
+		case *flintpb.DriverMessage_Acks:
+			c.acked(x.Acks.GetUuids()...)
 		case *flintpb.DriverMessage_KillTask:
 			c.rt.Kill(x.KillTask.TaskId, x.KillTask.Reason)
 		case *flintpb.DriverMessage_Ack:

@@ -31,6 +31,12 @@
 // flint.task.cpus, flint.driver.maxResultSize and
 // flint.task.maxDirectResultSize.
 //
+// The executor announces RegisterExecutor.batching: it understands
+// LaunchTasks and StatusUpdateAcks, and, when the driver's
+// RegisteredExecutor.batching is set, sends every status update queued when
+// its sender wakes as one StatusUpdates message (report order kept; no
+// waiting to fill a batch). With an older driver it sends them one by one.
+//
 // Faults: when the stream breaks the executor keeps running its tasks,
 // keeps their status updates, and reconnects with exponential backoff
 // (Config.RetryMin … RetryMax); after re-registering it resends every

@@ -141,7 +141,7 @@ func (c *client) session(ctx context.Context, deadline time.Time) (registered bo
 		return false, classify(err)
 	}
 	reg := &flintpb.RegisterExecutor{ExecutorId: c.cfg.ExecutorID, Host: c.cfg.Host, AgentId: c.cfg.AgentID,
-		Cores: int32(c.cfg.Cores), Token: c.cfg.Secret, Version: c.cfg.Version, Pid: int32(os.Getpid())}
+		Cores: int32(c.cfg.Cores), Token: c.cfg.Secret, Version: c.cfg.Version, Pid: int32(os.Getpid()), Batching: true}
 	if err := stream.Send(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_Register{Register: reg}}); err != nil {
 		handshake.Stop()
 		_, rerr := stream.Recv() // the status says why
@@ -162,7 +162,7 @@ func (c *client) session(ctx context.Context, deadline time.Time) (registered bo
 		return true, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	c.log.WithFields(logrus.Fields{"driver": c.cfg.DriverURL, "driver_id": answer.DriverId}).Info("registered with the driver")
-	return true, c.serve(sctx, cancel, stream, time.Duration(answer.HeartbeatIntervalNanos))
+	return true, c.serve(sctx, cancel, stream, time.Duration(answer.HeartbeatIntervalNanos), answer.Batching)
 }
 
 // classify marks refusals that retrying cannot cure.

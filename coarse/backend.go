@@ -17,6 +17,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
+	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/uri"
 )
 
@@ -244,7 +245,7 @@ func (b *Backend) startGateway(host string) error {
 // unless flint.executor.uri names one.
 func (b *Backend) startFiles(host string) error {
 	if b.set.executorURI != "" {
-		b.exeURI, b.exeLog = b.set.executorURI, redactURI(b.set.executorURI)
+		b.exeURI, b.exeLog = b.set.executorURI, driverside.RedactURI(b.set.executorURI)
 		return nil
 	}
 	token := uri.NewToken()
@@ -264,26 +265,11 @@ func (b *Backend) startFiles(host string) error {
 	if err != nil {
 		return fmt.Errorf("coarse: serve the driver's executable: %w", err)
 	}
-	b.exeURI, b.exeLog = withToken(fu.URL, token), fu.URL
+	b.exeURI, b.exeLog = driverside.WithToken(fu.URL, token), fu.URL
 	if b.set.command == "" {
-		b.set.command = "./" + uriBase(fu.URL)
+		b.set.command = "./" + driverside.URIBase(fu.URL)
 	}
 	return nil
-}
-
-// withToken puts the file server token into a URL's query, before its
-// fragment: the agent's fetcher has no per-task header hook.
-func withToken(u, token string) string {
-	base, frag, hasFrag := strings.Cut(u, "#")
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	base += sep + "token=" + token
-	if hasFrag {
-		base += "#" + frag
-	}
-	return base
 }
 
 // ReviveOffers implements framework.Backend.

@@ -15,6 +15,7 @@ import (
 
 	coarseexec "github.com/flint-mesos/flint/executor/coarse"
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 )
 
 // launchPlan is what to do with one batch of offers.
@@ -200,7 +201,7 @@ func (b *Backend) taskInfo(e *executor, agent mesos.AgentID, res mesos.Resources
 	for _, u := range b.set.extraURIs {
 		uris = append(uris, mesos.CommandInfo_URI{Value: u})
 	}
-	if b.set.executorURI != "" && isArchive(b.set.executorURI) {
+	if b.set.executorURI != "" && driverside.IsArchive(b.set.executorURI) {
 		uris[0].Executable, uris[0].Extract = &no, &yes
 	}
 	cmd := b.set.command

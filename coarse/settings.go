@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path"
 	"strings"
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
+	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 )
 
 // settings are the flint.* keys the coarse backend reads, validated once.
@@ -102,46 +102,10 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		}
 	}
 	if s.command == "" && s.executorURI != "" {
-		if isArchive(s.executorURI) {
-			errs = append(errs, fmt.Errorf("coarse: flint.executor.uri %q is an archive: set flint.mesos.executor.command to the executable inside it", redactURI(s.executorURI)))
+		if driverside.IsArchive(s.executorURI) {
+			errs = append(errs, fmt.Errorf("coarse: flint.executor.uri %q is an archive: set flint.mesos.executor.command to the executable inside it", driverside.RedactURI(s.executorURI)))
 		}
-		s.command = "./" + uriBase(s.executorURI)
+		s.command = "./" + driverside.URIBase(s.executorURI)
 	}
 	return s, errors.Join(errs...)
-}
-
-// uriBase is the file name a fetcher stores a URI under.
-func uriBase(u string) string {
-	u, _, _ = strings.Cut(u, "#")
-	u, _, _ = strings.Cut(u, "?")
-	return path.Base(u)
-}
-
-func isArchive(u string) bool {
-	b := strings.ToLower(uriBase(u))
-	for _, ext := range []string{".tar", ".tgz", ".tar.gz", ".tbz2", ".tar.bz2", ".txz", ".tar.xz", ".zip"} {
-		if strings.HasSuffix(b, ext) {
-			return true
-		}
-	}
-	return false
-}
-
-// redactURI removes the query (which may hold a token) and user info from
-// a URI before it is logged.
-func redactURI(u string) string {
-	frag := ""
-	if i := strings.Index(u, "#"); i >= 0 {
-		u, frag = u[:i], u[i:]
-	}
-	if i := strings.Index(u, "?"); i >= 0 {
-		u = u[:i] + "?REDACTED"
-	}
-	if i := strings.Index(u, "://"); i >= 0 {
-		rest := u[i+3:]
-		if at := strings.Index(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-			u = u[:i+3] + "REDACTED@" + rest[at+1:]
-		}
-	}
-	return u + frag
 }

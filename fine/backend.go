@@ -19,6 +19,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
+	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/uri"
 )
 
@@ -231,7 +232,7 @@ func (b *Backend) findDriverHost() (string, error) {
 // unless flint.executor.uri names one.
 func (b *Backend) startFiles(host string) error {
 	if b.set.executorURI != "" {
-		b.exeURI, b.exeLog = b.set.executorURI, redactURI(b.set.executorURI)
+		b.exeURI, b.exeLog = b.set.executorURI, driverside.RedactURI(b.set.executorURI)
 		return nil
 	}
 	token := uri.NewToken()
@@ -251,9 +252,9 @@ func (b *Backend) startFiles(host string) error {
 	if err != nil {
 		return fmt.Errorf("fine: serve the driver's executable: %w", err)
 	}
-	b.exeURI, b.exeLog = withToken(fu.URL, token), fu.URL
+	b.exeURI, b.exeLog = driverside.WithToken(fu.URL, token), fu.URL
 	if b.set.command == "" {
-		b.set.command = "./" + uriBase(fu.URL)
+		b.set.command = "./" + driverside.URIBase(fu.URL)
 	}
 	return nil
 }

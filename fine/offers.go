@@ -13,6 +13,7 @@ import (
 
 	fineexec "github.com/flint-mesos/flint/executor/fine"
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -435,7 +436,7 @@ func (b *Backend) declineHeld(match func(*heldOffer) bool, reason mesosconn.Decl
 func (b *Backend) executorInfo(id string, res mesos.Resources) *mesos.ExecutorInfo {
 	yes, no := true, false
 	uris := []mesos.CommandInfo_URI{{Value: b.exeURI, Executable: &yes, Extract: &no, Cache: &yes}}
-	if b.set.executorURI != "" && isArchive(b.set.executorURI) {
+	if b.set.executorURI != "" && driverside.IsArchive(b.set.executorURI) {
 		uris[0].Executable, uris[0].Extract = &no, &yes
 	}
 	for _, u := range b.set.extraURIs {

@@ -1,0 +1,15 @@
+// Package driverside holds what the coarse- and fine-grained Mesos backends both do on the
+// driver's side of a Mesos framework, so that the two backends share one copy:
+//
+//   - MasterURL and DriverHost: the master URL mesosconn dials, and the address executors
+//     reach the driver at (flint.driver.host, else the local address towards the master);
+//   - ReadExecutor: the flint.* keys both backends launch executors with (flint.executor.uri,
+//     flint.mesos.executor.command, flint.mesos.uris, flint.executorEnv.*,
+//     flint.mesos.constraints, executor memory and its overhead), validated;
+//   - ServeExecutor: the executor binary agents fetch, by default the driver's own executable
+//     served by a uri.Server behind a token that never reaches the logs (WithToken, RedactURI);
+//   - Subscribe: the mesosconn configuration and SUBSCRIBE both backends' Start perform.
+//
+// Errors carry no package prefix: the backends wrap them with theirs ("coarse: ", "fine: ").
+// The backends never import each other; both import this package.
+package driverside

@@ -14,6 +14,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/statusupdate"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/uri"
@@ -114,11 +115,14 @@ type Agent struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu         sync.Mutex
-	agentID    string
-	master     link.Master
-	started    bool
-	closed     bool
+	mu      sync.Mutex
+	agentID string
+	master  link.Master
+	started bool
+	closed  bool
+	// killing: the agent was closed by Close (its processes are killed),
+	// not by Stop (they are left for the next agent).
+	killing    bool
 	inbox      []link.MasterMessage
 	inboxReady chan struct{}
 	reregister chan struct{}
@@ -450,11 +454,17 @@ func (a *Agent) stop(kill bool) {
 		a.mu.Unlock()
 		return
 	}
-	a.closed = true
-	var procs []*execRun
+	a.closed, a.killing = true, kill
+	// Only the processes already recorded are handled here, read under
+	// a.mu: a launch still in flight sees a.closed when it records its
+	// process and kills it (Close, waiting for its end) or leaves it
+	// running, checkpointed (Stop). The agent waits for it in a.wg.
+	var procs []*containerizer.Process
 	for _, fw := range a.frameworks {
 		for _, ex := range fw.executors {
-			procs = append(procs, ex)
+			if ex.proc != nil {
+				procs = append(procs, ex.proc)
+			}
 			ex.stopTimers()
 			ex.closeSubscription()
 		}
@@ -463,21 +473,40 @@ func (a *Agent) stop(kill bool) {
 		t.Stop()
 	}
 	a.mu.Unlock()
-	for _, ex := range procs {
-		if ex.proc == nil {
-			continue
-		}
+	for _, p := range procs {
 		if kill {
-			ex.proc.Kill(0)
-			<-ex.proc.Done()
-			ex.proc.Destroy()
+			killAndWait(p)
 		} else {
-			ex.proc.Release()
+			p.Release()
 		}
 	}
 	a.cancel()
 	a.sum.Close()
 	a.wg.Wait()
+}
+
+// killAndWait kills p's process tree and waits for the leader to end,
+// then kills any straggler left in its group.
+func killAndWait(p *containerizer.Process) {
+	p.Kill(0)
+	<-p.Done()
+	p.Destroy()
+}
+
+// launchedAfterCloseLocked handles a process whose launch finished after the
+// agent was stopped or closed (called with a.mu held, which it releases
+// and takes again): Close kills it and waits for its end; Stop records it
+// (checkpoint) and leaves it running for the next agent to recover, as
+// every other process.
+func (a *Agent) launchedAfterCloseLocked(ex *execRun, proc *containerizer.Process) {
+	if a.killing {
+		a.mu.Unlock()
+		killAndWait(proc)
+		a.mu.Lock()
+		return
+	}
+	ex.proc = proc
+	a.checkpointLocked(ex)
 }
 
 func newUUID() []byte {

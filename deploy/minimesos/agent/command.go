@@ -95,11 +95,11 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED, reason, "")
 			return
 		}
-		ex.proc = proc
 		if a.closed {
-			proc.Kill(0)
+			a.launchedAfterCloseLocked(ex, proc)
 			return
 		}
+		ex.proc = proc
 		if ct.killed {
 			proc.Kill(0)
 		} else {

@@ -218,6 +218,10 @@ func runAs(cmd mesos.CommandInfo, fw mesos.FrameworkInfo) string {
 	return fw.GetUser()
 }
 
+// testHookLaunched, if set (tests only), runs in the launch goroutine
+// between the start of an executor's process and its recording.
+var testHookLaunched func(a *Agent, pid int)
+
 // startExecutorLocked fetches and spawns a custom executor in the
 // background and arms the registration timeout.
 func (a *Agent) startExecutorLocked(ex *execRun) {
@@ -236,9 +240,16 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 		if err == nil {
 			proc, err = containerizer.Launch(spec)
 		}
+		if err == nil && testHookLaunched != nil {
+			testHookLaunched(a, proc.Pid())
+		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if err == nil && (a.closed || ex.state >= exTerminating) {
+		if err == nil && a.closed {
+			a.launchedAfterCloseLocked(ex, proc)
+			return
+		}
+		if err == nil && ex.state >= exTerminating {
 			proc.Kill(0)
 		}
 		if err != nil {

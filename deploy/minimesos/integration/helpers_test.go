@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,6 +137,11 @@ func startCluster(t *testing.T, n int, edit ...func(*cluster.Config)) *env {
 		}
 		if procs := e.orphans(); len(procs) > 0 {
 			t.Errorf("processes outlived the agents: %v", procs)
+			// Reported; now kill those of this test (working under its work
+			// dir) so that they do not outlive it and fail the next tests
+			// (-count=N reuses the framework ids). A test failing between an
+			// agent's Stop and its restart leaves such executors.
+			killUnder(e.workDir)
 		}
 	})
 	return e
@@ -190,6 +197,18 @@ func liveProcesses(dir string, fwIDs []string) []string {
 		}
 	}
 	return out
+}
+
+// killUnder kills the process group, and the process, of every live
+// process working under dir.
+func killUnder(dir string) {
+	for _, p := range liveProcesses(dir, nil) {
+		pidStr, _, _ := strings.Cut(p, ":")
+		if pid, err := strconv.Atoi(pidStr); err == nil && pid > 1 {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // dumpSandboxes logs the stdout/stderr of every sandbox under dir.

@@ -37,19 +37,12 @@ type settings struct {
 	logFormat         string
 }
 
-// minOverheadMB is Spark's MEMORY_OVERHEAD_MINIMUM; the default overhead is
-// max(384 MiB, 10% of flint.executor.memory).
-const minOverheadMB = 384
-
 func readSettings(cfg *framework.Config) (settings, error) {
 	s := settings{
 		coresMax:          cfg.Int("flint.cores.max"),
 		executorCores:     cfg.Int("flint.executor.cores"),
 		taskCPUs:          max(cfg.Int("flint.task.cpus"), 1),
 		gpusMax:           cfg.Int("flint.mesos.gpus.max"),
-		executorURI:       strings.TrimSpace(cfg.String("flint.executor.uri")),
-		command:           strings.TrimSpace(cfg.String("flint.mesos.executor.command")),
-		env:               cfg.Prefixed("flint.executorEnv."),
 		shutdownTimeout:   cfg.Duration("flint.mesos.coarse.shutdownTimeout"),
 		noExecutorTimeout: cfg.Duration("flint.mesos.coarse.noExecutorTimeout"),
 		maxAgentFailures:  cfg.Int("flint.mesos.executor.maxFailuresPerAgent"),
@@ -66,12 +59,6 @@ func readSettings(cfg *framework.Config) (settings, error) {
 	if !cfg.IsSet("flint.cores.max") {
 		s.coresMax = math.MaxInt
 	}
-	mem := float64(cfg.Size("flint.executor.memory")) / (1 << 20)
-	overhead := math.Max(minOverheadMB, 0.10*mem)
-	if cfg.IsSet("flint.mesos.executor.memoryOverhead") {
-		overhead = float64(cfg.Size("flint.mesos.executor.memoryOverhead")) / (1 << 20)
-	}
-	s.memMB = math.Ceil(mem + overhead)
 	switch {
 	case s.coresMax < 1:
 		errs = append(errs, fmt.Errorf("coarse: flint.cores.max=%d must be positive", s.coresMax))
@@ -91,21 +78,11 @@ func readSettings(cfg *framework.Config) (settings, error) {
 	if s.heartbeat >= s.networkTimeout {
 		errs = append(errs, fmt.Errorf("coarse: flint.executor.heartbeatInterval (%s) must be shorter than flint.network.timeout (%s)", s.heartbeat, s.networkTimeout))
 	}
-	c, err := constraints.Parse(cfg.String("flint.mesos.constraints"))
-	if err != nil {
-		errs = append(errs, fmt.Errorf("coarse: flint.mesos.constraints: %w", err))
-	}
-	s.constraints = c
-	for u := range strings.SplitSeq(cfg.String("flint.mesos.uris"), ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			s.extraURIs = append(s.extraURIs, u)
-		}
-	}
-	if s.command == "" && s.executorURI != "" {
-		if driverside.IsArchive(s.executorURI) {
-			errs = append(errs, fmt.Errorf("coarse: flint.executor.uri %q is an archive: set flint.mesos.executor.command to the executable inside it", driverside.RedactURI(s.executorURI)))
-		}
-		s.command = "./" + driverside.URIBase(s.executorURI)
+	ex, exErrs := driverside.ReadExecutor(cfg)
+	s.executorURI, s.command, s.extraURIs, s.env = ex.URI, ex.Command, ex.ExtraURIs, ex.Env
+	s.constraints, s.memMB = ex.Constraints, ex.MemMB
+	for _, err := range exErrs {
+		errs = append(errs, fmt.Errorf("coarse: %w", err))
 	}
 	return s, errors.Join(errs...)
 }

@@ -35,16 +35,10 @@ type settings struct {
 	logFormat       string
 }
 
-// minOverheadMB is Spark's MEMORY_OVERHEAD_MINIMUM.
-const minOverheadMB = 384
-
 func readSettings(cfg *framework.Config) (settings, error) {
 	s := settings{
 		taskCPUs:        cfg.Int("flint.task.cpus"),
 		execCPUs:        cfg.Float64("flint.mesos.mesosExecutor.cores"),
-		executorURI:     strings.TrimSpace(cfg.String("flint.executor.uri")),
-		command:         strings.TrimSpace(cfg.String("flint.mesos.executor.command")),
-		env:             cfg.Prefixed("flint.executorEnv."),
 		idleTimeout:     cfg.Duration("flint.mesos.fine.executorIdleTimeout"),
 		holdTime:        cfg.Duration("flint.mesos.fine.offerHoldTime"),
 		noFitTimeout:    cfg.Duration("flint.mesos.fine.noFitTimeout"),
@@ -57,12 +51,6 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		logFormat:       cfg.String("flint.log.format"),
 	}
 	var errs []error
-	mem := float64(cfg.Size("flint.executor.memory")) / (1 << 20)
-	overhead := math.Max(minOverheadMB, 0.10*mem)
-	if cfg.IsSet("flint.mesos.executor.memoryOverhead") {
-		overhead = float64(cfg.Size("flint.mesos.executor.memoryOverhead")) / (1 << 20)
-	}
-	s.execMemMB = math.Ceil(mem + overhead)
 	// An UPDATE event must stay well below mesos-go's 4 MiB record limit.
 	s.maxDirectResult = min(max(s.maxDirectResult, 0), fineexec.MaxInlineResult)
 	if s.taskCPUs < 1 {
@@ -87,21 +75,11 @@ func readSettings(cfg *framework.Config) (settings, error) {
 			errs = append(errs, fmt.Errorf("fine: flint.cores.max=%d is below flint.task.cpus=%d + flint.mesos.mesosExecutor.cores=%g: no task could ever run", n, s.taskCPUs, s.execCPUs))
 		}
 	}
-	c, err := constraints.Parse(cfg.String("flint.mesos.constraints"))
-	if err != nil {
-		errs = append(errs, fmt.Errorf("fine: flint.mesos.constraints: %w", err))
-	}
-	s.constraints = c
-	for u := range strings.SplitSeq(cfg.String("flint.mesos.uris"), ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			s.extraURIs = append(s.extraURIs, u)
-		}
-	}
-	if s.command == "" && s.executorURI != "" {
-		if driverside.IsArchive(s.executorURI) {
-			errs = append(errs, fmt.Errorf("fine: flint.executor.uri %q is an archive: set flint.mesos.executor.command to the executable inside it", driverside.RedactURI(s.executorURI)))
-		}
-		s.command = "./" + driverside.URIBase(s.executorURI)
+	ex, exErrs := driverside.ReadExecutor(cfg)
+	s.executorURI, s.command, s.extraURIs, s.env = ex.URI, ex.Command, ex.ExtraURIs, ex.Env
+	s.constraints, s.execMemMB = ex.Constraints, ex.MemMB
+	for _, err := range exErrs {
+		errs = append(errs, fmt.Errorf("fine: %w", err))
 	}
 	return s, errors.Join(errs...)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/detector"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/uri"
 )
@@ -122,18 +120,8 @@ func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
 	for _, o := range opts {
 		o(b)
 	}
-	b.master = masterURL(p.Master)
+	b.master = driverside.MasterURL(p.Master)
 	return b, nil
-}
-
-func masterURL(m framework.Master) string {
-	switch {
-	case m.ZooKeeper != "":
-		return "mesos://zk://" + strings.TrimPrefix(m.ZooKeeper, "zk://")
-	case strings.HasPrefix(m.Raw, "mesos://"):
-		return m.Raw
-	}
-	return "mesos://" + m.Address
 }
 
 // Start implements framework.Backend: it serves the executor gateway and
@@ -148,9 +136,9 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 			b.closeServers(context.Background())
 		}
 	}()
-	host, err := b.driverHost()
+	host, err := driverside.DriverHost(b.set.driverHost, b.p.Master)
 	if err != nil {
-		return err
+		return fmt.Errorf("coarse: %w", err)
 	}
 	if err := b.startGateway(host); err != nil {
 		return err
@@ -158,21 +146,12 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 	if err := b.startFiles(host); err != nil {
 		return err
 	}
-	mc, err := mesosconn.ConfigFrom(b.p.Config, append([]mesosconn.Option{mesosconn.WithLogger(b.log)}, b.opts...)...)
+	conn, user, err := driverside.Subscribe(ctx, b.p.Config, driverside.Subscription{
+		Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
+	}, handler{b})
+	b.user = user
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
-	}
-	mc.Master = b.master
-	if mc.StartTimeout == 0 {
-		mc.StartTimeout = min(b.set.networkTimeout, 60*time.Second)
-	}
-	if mc.User == "" {
-		mc.User = userName()
-	}
-	b.user = mc.User
-	conn, err := mesosconn.Start(ctx, mc, handler{b})
-	if err != nil {
-		return fmt.Errorf("coarse: cannot register with the Mesos master %s: %w", b.master, err)
 	}
 	b.mu.Lock()
 	b.conn, b.started = conn, true
@@ -180,32 +159,6 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 	close(b.connReady)
 	go b.loop()
 	return nil
-}
-
-// driverHost is the address executors reach the driver at: flint.driver.host,
-// else the local address used to reach the master.
-func (b *Backend) driverHost() (string, error) {
-	if b.set.driverHost != "" {
-		return b.set.driverHost, nil
-	}
-	target := b.p.Master.Address
-	if b.p.Master.ZooKeeper != "" {
-		u, err := detector.ParseMaster(b.master)
-		if err != nil {
-			return "", fmt.Errorf("coarse: %w", err)
-		}
-		target = u.ZKServers[0]
-	}
-	c, err := net.Dial("udp", target)
-	if err != nil {
-		return "", fmt.Errorf("coarse: cannot find a local address towards %s (set flint.driver.host): %w", target, err)
-	}
-	defer c.Close()
-	h, _, err := net.SplitHostPort(c.LocalAddr().String())
-	if err != nil {
-		return "", fmt.Errorf("coarse: local address: %w", err)
-	}
-	return h, nil
 }
 
 func (b *Backend) startGateway(host string) error {
@@ -244,30 +197,14 @@ func (b *Backend) startGateway(host string) error {
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
 func (b *Backend) startFiles(host string) error {
-	if b.set.executorURI != "" {
-		b.exeURI, b.exeLog = b.set.executorURI, driverside.RedactURI(b.set.executorURI)
-		return nil
-	}
-	token := uri.NewToken()
-	fs, err := uri.NewServer(uri.ServerConfig{Token: token, AdvertiseHost: host, Logger: b.log})
-	if err != nil {
-		return fmt.Errorf("coarse: file server: %w", err)
-	}
-	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return fmt.Errorf("coarse: file server: listen on %s (flint.driver.host): %w", host, err)
-	}
-	if err := fs.Serve(lis); err != nil {
-		return fmt.Errorf("coarse: file server: %w", err)
-	}
+	fs, exe, err := driverside.ServeExecutor(b.set.executorURI, host, b.log)
 	b.files = fs
-	fu, err := fs.AddExecutable()
 	if err != nil {
-		return fmt.Errorf("coarse: serve the driver's executable: %w", err)
+		return fmt.Errorf("coarse: %w", err)
 	}
-	b.exeURI, b.exeLog = driverside.WithToken(fu.URL, token), fu.URL
+	b.exeURI, b.exeLog = exe.URI, exe.Log
 	if b.set.command == "" {
-		b.set.command = "./" + driverside.URIBase(fu.URL)
+		b.set.command = "./" + driverside.URIBase(exe.URI)
 	}
 	return nil
 }

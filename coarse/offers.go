@@ -3,8 +3,6 @@ package coarse
 import (
 	"fmt"
 	"math"
-	"os"
-	"os/user"
 	"slices"
 	"sort"
 	"strconv"
@@ -282,19 +280,4 @@ func sortExecutors(es []ExecutorInfo) {
 		c, _ := strconv.Atoi(es[j].ID)
 		return a < c
 	})
-}
-
-// userName is the Mesos user executors run as: $FLINT_USER, else the
-// current OS user (mesosconn's default).
-func userName() string {
-	if u := os.Getenv("FLINT_USER"); u != "" {
-		return u
-	}
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	return "root"
 }

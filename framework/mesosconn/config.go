@@ -172,7 +172,7 @@ func (c Config) withDefaults() Config {
 		c.Name = "flint"
 	}
 	if c.User == "" {
-		c.User = defaultUser()
+		c.User = DefaultUser()
 	}
 	if len(c.Roles) == 0 {
 		c.Roles = []string{"*"}
@@ -209,7 +209,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-func defaultUser() string {
+// DefaultUser is the framework user when none is configured: $FLINT_USER,
+// else the current OS user, else $USER, else root.
+func DefaultUser() string {
 	if u := os.Getenv("FLINT_USER"); u != "" {
 		return u
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/logging"
+	"github.com/flint-mesos/flint/internal/mesostest"
 )
 
 // driverProcess is a driver that runs stalled tasks until it is killed.
@@ -146,7 +147,7 @@ func TestAgentLost(t *testing.T) {
 		t.Fatalf("no agent runs executor %d", victim)
 	}
 	c.Agents[lost].Stop()
-	waitFor(t, 20*time.Second, "the lost agent's executor to exit", func() bool { return syscall.Kill(victim, 0) != nil || zombie(victim) })
+	waitFor(t, 20*time.Second, "the lost agent's executor to exit", func() bool { return syscall.Kill(victim, 0) != nil || mesostest.Zombie(victim) })
 	waitFor(t, 30*time.Second, "the lost task to run again", func() bool { return countFiles(dir, "pid.") >= 3 })
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -161,14 +162,14 @@ func TestAgentLost(t *testing.T) {
 
 func TestDriverGone(t *testing.T) {
 	c := startCluster(t, clusterOpts{})
-	mark, dir := newMark(), t.TempDir()
+	mark, dir := mesostest.NewMark(), t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), envDriver+"=1", "FINE_TEST_MARK="+mark, "FINE_TEST_MASTER="+mesosURL(c), "FINE_TEST_DIR="+dir)
-	var stderr logBuffer
+	var stderr mesostest.LogBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -3,28 +3,22 @@ package fine_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
 
 	"github.com/flint-mesos/flint"
-	"github.com/flint-mesos/flint/deploy/minimesos/agent"
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	fineexec "github.com/flint-mesos/flint/executor/fine"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/internal/mesostest"
 )
 
 // TestMain makes this test binary a Flint binary: started by an agent with
@@ -77,36 +71,6 @@ type stallIn struct {
 	Index int
 }
 
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func testLogger(t testing.TB) (*logrus.Logger, *logBuffer) {
-	buf := &logBuffer{}
-	log := logrus.New()
-	log.SetOutput(buf)
-	log.SetLevel(logrus.DebugLevel)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("logs:\n%s", buf.String())
-		}
-	})
-	return log, buf
-}
-
 type clusterOpts struct {
 	agents    int
 	resources string
@@ -124,27 +88,7 @@ func startCluster(t testing.TB, o clusterOpts) *cluster.Cluster {
 	if o.resources == "" {
 		o.resources = "cpus:4;mem:1024;disk:1024;ports:[31000-31100]"
 	}
-	log, _ := testLogger(t)
-	log.SetLevel(logrus.InfoLevel)
-	mc := master.Config{AllocationInterval: 20 * time.Millisecond, AllocateOnRelease: true,
-		AgentPingInterval: 200 * time.Millisecond, Logger: log}
-	if o.master != nil {
-		o.master(&mc)
-	}
-	c, err := cluster.Start(context.Background(), cluster.Config{
-		Listen: "127.0.0.1:0", Master: mc, Agents: o.agents, FetchCacheBytes: 1 << 30,
-		Agent:  agent.Config{WorkDir: t.TempDir(), Resources: o.resources, ShutdownGrace: 2 * time.Second, KillGrace: time.Second, Logger: log},
-		Logger: log,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(context.Background()); err != nil {
-			t.Errorf("cluster close: %v", err)
-		}
-	})
-	return c
+	return mesostest.StartCluster(t, mesostest.Cluster{Agents: o.agents, Resources: o.resources, ShutdownGrace: 2 * time.Second, Master: o.master})
 }
 
 func mesosURL(c interface{ URL() string }) string {
@@ -165,27 +109,21 @@ func baseConf(mark string) []string {
 	}
 }
 
-func newMark() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // run is a driver for one test.
 type run struct {
 	fc   *framework.Context
 	mark string
-	logs *logBuffer
+	logs *mesostest.LogBuffer
 }
 
 func mustRun(t testing.TB, masterURL string, conf ...string) *run {
 	t.Helper()
-	mark := newMark()
+	mark := mesostest.NewMark()
 	cfg, err := config.Load(config.LoadOptions{Conf: append(append(baseConf(mark), "flint.master="+masterURL), conf...)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, buf := testLogger(t)
+	log, buf := mesostest.Logger(t)
 	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
@@ -207,75 +145,23 @@ type proc struct {
 // executors scans /proc for fine executor processes carrying mark.
 func executors(mark string) []proc {
 	var out []proc
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		env := map[string]string{}
-		for kv := range strings.SplitSeq(string(data), "\x00") {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				env[k] = v
-			}
-		}
-		if env["FLINT_TEST_MARK"] == mark && env[flint.EnvRole] == fineexec.Role && !zombie(pid) {
-			out = append(out, proc{pid: pid, executorID: env["MESOS_EXECUTOR_ID"]})
-		}
+	for _, p := range mesostest.Procs(func(env map[string]string) bool {
+		return env["FLINT_TEST_MARK"] == mark && env[flint.EnvRole] == fineexec.Role
+	}) {
+		out = append(out, proc{pid: p.PID, executorID: p.Env["MESOS_EXECUTOR_ID"]})
 	}
 	return out
-}
-
-func zombie(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(data)
-	i := strings.LastIndex(s, ")")
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
 }
 
 // checkNoOrphans fails when executor processes carrying mark are still
 // alive shortly after the driver stopped.
 func checkNoOrphans(t testing.TB, mark string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := executors(mark)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, p := range left {
-				_ = syscall.Kill(p.pid, syscall.SIGKILL)
-			}
-			t.Errorf("orphan executor processes: %+v", left)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	mesostest.CheckGone(t, 10*time.Second, func() []proc { return executors(mark) }, func(p proc) int { return p.pid }, "orphan executor processes")
 }
 
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func ints(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
+// waitFor and ints are the shared helpers under this package's names.
+var (
+	waitFor = mesostest.WaitFor
+	ints    = mesostest.Ints
+)

@@ -15,6 +15,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/internal/mesostest"
 )
 
 // localAgent is an agent with its own HTTP server, so that it can be
@@ -40,7 +41,7 @@ func startAgent(t *testing.T, c *cluster.Cluster, cfg agent.Config) *localAgent 
 	}
 	cfg.Endpoint = ln.Addr().String()
 	if cfg.Logger == nil {
-		log, _ := testLogger(t)
+		log, _ := mesostest.Logger(t)
 		cfg.Logger = log
 	}
 	if cfg.Fetch == nil {
@@ -79,7 +80,7 @@ func (la *localAgent) stop() {
 	<-la.done
 }
 
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil && !zombie(pid) }
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil && !mesostest.Zombie(pid) }
 
 // With flint.mesos.checkpoint=true the fine executor outlives its agent:
 // the agent is stopped mid-task (executor left running), a new agent on
@@ -88,7 +89,7 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) == nil && !zombie(pid) }
 // its result reaching the driver — not relaunched, not lost.
 func TestExecutorResubscribesAfterAgentRestart(t *testing.T) {
 	c := startCluster(t, clusterOpts{agents: -1, master: func(mc *master.Config) { mc.AgentMaxMissedPings = 100 }})
-	log, _ := testLogger(t)
+	log, _ := mesostest.Logger(t)
 	cfg := agent.Config{
 		WorkDir: t.TempDir(), Resources: "cpus:4;mem:1024;disk:1024;ports:[31000-31100]",
 		ShutdownGrace: 2 * time.Second, KillGrace: time.Second, ReregistrationTimeout: 10 * time.Second,

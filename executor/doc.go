@@ -3,13 +3,15 @@
 //
 // A Runtime has a fixed number of cores. Launch takes a
 // flintpb.TaskDescription, reserves its cpus and runs the registered task
-// function (framework/task) in its own goroutine, reporting a TASK_RUNNING
+// function (framework/task) on a worker goroutine of its own (a parked
+// worker of an earlier task when one is idle, so grown stacks are reused;
+// at most Cores stay parked, until Close), reporting a TASK_RUNNING
 // update and then exactly one terminal update (TASK_FINISHED, TASK_FAILED or
 // TASK_KILLED) through the Reporter. The cores are released before the
 // terminal update is reported, so the receiver can launch the next task
 // straight away.
 //
-//	Launch ─► goroutine: RUNNING ─► lookup ─► decode ─► fn ─► encode ─► size checks
+//	Launch ─► worker:    RUNNING ─► lookup ─► decode ─► fn ─► encode ─► size checks
 //	                                                     ▲               │
 //	Kill/Close ──── cancels the task's context ──────────┘    release cores, report
 //

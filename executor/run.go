@@ -24,10 +24,10 @@ type outcome struct {
 	metrics  flintpb.TaskMetrics
 }
 
-// run is a task's goroutine: RUNNING, execute, then exactly one terminal
-// update, even if the function calls runtime.Goexit.
+// run runs one task on its worker goroutine: RUNNING, execute, then
+// exactly one terminal update, even if the function calls runtime.Goexit
+// (which then ends the worker).
 func (r *Runtime) run(t *runningTask) {
-	defer r.goroutineDone()
 	o := &outcome{metrics: flintpb.TaskMetrics{
 		LaunchTimeUnixNano: t.launched,
 		StartTimeUnixNano:  r.cfg.Now().UnixNano(),

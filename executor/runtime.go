@@ -38,9 +38,18 @@ type Runtime struct {
 	free    int
 	tasks   map[uint64]*runningTask
 	results map[string][]byte
-	active  int           // task goroutines not yet returned
+	idle    []*worker     // parked workers, at most Config.Cores
+	active  int           // worker goroutines not yet returned
 	closed  bool          // Close was called
 	drained chan struct{} // closed once closed && active == 0
+}
+
+// worker is a parked task goroutine waiting for its next task. Workers are
+// reused so that the stack a task grew (gob decoding is deep) is not grown
+// again from scratch by every task: a fresh goroutine per task spent a
+// third of the runtime's CPU in morestack/copystack.
+type worker struct {
+	next chan *runningTask // buffered 1; nil received means exit
 }
 
 // runningTask is a launched task until its terminal update is built.
@@ -103,9 +112,41 @@ func (r *Runtime) Launch(td *flintpb.TaskDescription) error {
 	t := &runningTask{td: td, cpus: cpus, launched: r.cfg.Now().UnixNano(), ctx: ctx, cancel: cancel}
 	r.free -= cpus
 	r.tasks[td.TaskId] = t
+	if n := len(r.idle); n > 0 {
+		w := r.idle[n-1]
+		r.idle[n-1] = nil
+		r.idle = r.idle[:n-1]
+		w.next <- t // buffered and empty: an idle worker is parked on it
+		return nil
+	}
 	r.active++
-	go r.run(t)
+	go r.work(t)
 	return nil
+}
+
+// work is a worker goroutine: it runs t, then parks in r.idle for the next
+// task until Close, or exits when Config.Cores workers are already parked.
+// A task function calling runtime.Goexit ends the worker (after its terminal
+// update, see run).
+func (r *Runtime) work(t *runningTask) {
+	defer r.goroutineDone()
+	var w *worker
+	for {
+		r.run(t)
+		if w == nil {
+			w = &worker{next: make(chan *runningTask, 1)}
+		}
+		r.mu.Lock()
+		if r.closed || len(r.idle) >= r.cfg.Cores {
+			r.mu.Unlock()
+			return
+		}
+		r.idle = append(r.idle, w)
+		r.mu.Unlock()
+		if t = <-w.next; t == nil {
+			return
+		}
+	}
 }
 
 // Kill cancels the context of the running task taskID; the task is
@@ -172,8 +213,10 @@ func (r *Runtime) Running() []uint64 {
 
 // Close stops the runtime: later launches fail with ErrClosed, running
 // tasks are killed (each still gets its TASK_KILLED update), stored results
-// are dropped, and Close waits for the task goroutines to return or ctx to
-// end. It is idempotent; every call waits.
+// are dropped, parked workers are told to exit, and Close waits for every
+// worker goroutine to return or ctx to end. It is idempotent; every call
+// waits. Until Close, up to Config.Cores idle worker goroutines stay parked
+// for reuse.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if !r.closed {
@@ -182,6 +225,11 @@ func (r *Runtime) Close(ctx context.Context) error {
 			r.killLocked(t, "executor closed")
 		}
 		clear(r.results)
+		for i, w := range r.idle {
+			w.next <- nil
+			r.idle[i] = nil
+		}
+		r.idle = nil
 		if r.active == 0 {
 			close(r.drained)
 		}
@@ -198,7 +246,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	}
 }
 
-// goroutineDone accounts for a task goroutine returning.
+// goroutineDone accounts for a worker goroutine returning.
 func (r *Runtime) goroutineDone() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

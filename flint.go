@@ -105,7 +105,7 @@ type DriverOptions struct {
 // --log-format on cmd.
 func AddDriverFlags(cmd *cobra.Command, o *DriverOptions) {
 	f := cmd.Flags()
-	f.StringVar(&o.Master, "master", "", "master: local, local[N], local[*], local[N,F] (default from flint.master)")
+	f.StringVar(&o.Master, "master", "", "master: embedded, mesos://host:port, mesos://zk://host:2181/path, local, local[N], local[*] or local[N,F] (default from flint.master: embedded)")
 	f.StringArrayVar(&o.Conf, "conf", nil, "a configuration property key=value (repeatable)")
 	f.StringVar(&o.ConfigFile, "config", "", "a configuration file (.yaml, .toml, .properties or .json)")
 	f.StringVar(&o.LogLevel, "log-level", "", "log level: trace, debug, info, warn, error (default from flint.log.level)")

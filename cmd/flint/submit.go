@@ -20,9 +20,12 @@ func submitCommand() *cobra.Command {
 		Use:   "submit [flags] (--example NAME | JOB-BINARY) [args...]",
 		Short: "Run a bundled example or a job binary built with flint.Main",
 		Long: "Run a job. With --example the bundled job runs in this process; otherwise JOB-BINARY\n" +
-			"(a program whose main calls flint.Main) is started with the same flags.\n\nExamples:\n  " +
+			"(a program whose main calls flint.Main) is started with the same flags.\n\nBundled examples:\n  " +
 			strings.Join(exampleUsages(), "\n  "),
-		Example: "  flint submit --example pi --master 'local[4]'\n" +
+		Example: "  flint submit --example pi                                  # embedded Mesos master, coarse-grained mode\n" +
+			"  flint submit --example pi --conf flint.mesos.coarse=false  # fine-grained mode: every task a Mesos task\n" +
+			"  flint submit --example pi --master mesos://mesos-master:5050\n" +
+			"  flint submit --example pi --master 'local[4]'              # tasks in the driver process\n" +
 			"  flint submit --master 'local[*]' --conf flint.task.maxFailures=2 ./myjob input.txt",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Stderr = cmd.ErrOrStderr()

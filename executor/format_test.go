@@ -1,6 +1,9 @@
 package executor
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 func TestFormatBytes(t *testing.T) {
 	for n, want := range map[int64]string{
@@ -13,9 +16,67 @@ func TestFormatBytes(t *testing.T) {
 	}
 }
 
-func TestNewUUIDVersion4(t *testing.T) {
-	a, b := newUUID(), newUUID()
-	if len(a) != 16 || a[6]>>4 != 4 || a[8]>>6 != 2 || string(a) == string(b) {
-		t.Errorf("uuids %x %x", a, b)
+func TestUpdateIDFormat(t *testing.T) {
+	g := newUpdateIDs()
+	var a, b [16]byte
+	g.put(&a)
+	g.put(&b)
+	for _, id := range [][16]byte{a, b} {
+		if id[6]>>4 != 8 || id[8]>>6 != 2 {
+			t.Errorf("id %x: want RFC 9562 version 8, variant 10", id)
+		}
+	}
+	if a == b || string(a[:8]) != string(b[:8]) {
+		t.Errorf("ids %x %x: want one prefix, distinct ids", a, b)
+	}
+}
+
+// Ids are unique within a generator under concurrent use and across many
+// generators (runtimes).
+func TestUpdateIDsUnique(t *testing.T) {
+	const gens, perGen, goroutines = 200, 2000, 4
+	seen := make(map[[16]byte]bool, gens*perGen)
+	prefixes := make(map[[8]byte]bool, gens)
+	var mu sync.Mutex
+	for range gens {
+		g := newUpdateIDs()
+		if prefixes[g.prefix] {
+			t.Fatalf("prefix %x drawn twice", g.prefix)
+		}
+		prefixes[g.prefix] = true
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				ids := make([][16]byte, perGen/goroutines)
+				for i := range ids {
+					g.put(&ids[i])
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, id := range ids {
+					if seen[id] {
+						t.Errorf("id %x issued twice", id)
+					}
+					seen[id] = true
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if len(seen) != gens*perGen {
+		t.Errorf("%d distinct ids, want %d", len(seen), gens*perGen)
+	}
+}
+
+// The counter keeps its variant bits and leaves the prefix alone when it
+// carries into the masked bits.
+func TestUpdateIDCounterCarry(t *testing.T) {
+	g := newUpdateIDs()
+	g.next.Store(1<<62 - 2)
+	var a, b [16]byte
+	g.put(&a)
+	g.put(&b)
+	if a[8]>>6 != 2 || b[8]>>6 != 2 || string(a[:8]) != string(g.prefix[:]) || a == b {
+		t.Errorf("ids %x %x", a, b)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -28,17 +30,36 @@ type outcome struct {
 // exactly one terminal update, even if the function calls runtime.Goexit
 // (which then ends the worker).
 func (r *Runtime) run(t *runningTask) {
-	o := &outcome{metrics: flintpb.TaskMetrics{
+	start := r.cfg.Now().UnixNano()
+	o := outcome{metrics: flintpb.TaskMetrics{
 		LaunchTimeUnixNano: t.launched,
-		StartTimeUnixNano:  r.cfg.Now().UnixNano(),
+		StartTimeUnixNano:  start,
 		InputSize:          int64(len(t.td.Input)),
 	}}
-	running := r.newUpdate(t, flintpb.TaskState_TASK_RUNNING)
-	running.Metrics = &flintpb.TaskMetrics{LaunchTimeUnixNano: t.launched, StartTimeUnixNano: o.metrics.StartTimeUnixNano}
-	r.report(running)
-	defer r.finish(t, o)
-	r.execute(t, o)
+	running := new(runningUpdate)
+	r.header(&running.u, &running.uuid, t, flintpb.TaskState_TASK_RUNNING, start)
+	running.m = flintpb.TaskMetrics{LaunchTimeUnixNano: t.launched, StartTimeUnixNano: start}
+	running.u.Metrics = &running.m
+	r.report(&running.u)
+	defer r.finish(t, &o)
+	r.execute(t, &o)
 	o.returned = true
+}
+
+// runningUpdate and terminalUpdate hold an update and the messages it
+// points to in one allocation.
+type runningUpdate struct {
+	u    flintpb.StatusUpdate
+	m    flintpb.TaskMetrics
+	uuid [16]byte
+}
+
+type terminalUpdate struct {
+	u      flintpb.StatusUpdate
+	m      flintpb.TaskMetrics
+	uuid   [16]byte
+	res    flintpb.TaskResult
+	inline flintpb.TaskResult_Inline
 }
 
 // execute looks the function up and invokes it, filling o.
@@ -107,9 +128,13 @@ func invoke(ctx context.Context, e task.Entry, input []byte, now func() time.Tim
 // reports the update.
 func (r *Runtime) finish(t *runningTask, o *outcome) {
 	td := t.td
-	o.metrics.FinishTimeUnixNano = r.cfg.Now().UnixNano()
-	u := r.newUpdate(t, flintpb.TaskState_TASK_FAILED)
-	u.Metrics = &o.metrics
+	now := r.cfg.Now().UnixNano()
+	tu := new(terminalUpdate)
+	u := &tu.u
+	r.header(u, &tu.uuid, t, flintpb.TaskState_TASK_FAILED, now)
+	tu.m = o.metrics
+	tu.m.FinishTimeUnixNano = now
+	u.Metrics = &tu.m
 	r.mu.Lock()
 	switch {
 	case t.killed:
@@ -124,19 +149,34 @@ func (r *Runtime) finish(t *runningTask, o *outcome) {
 	case o.failure != nil:
 		u.Failure = o.failure
 	default:
-		r.resultLocked(u, o.output)
+		r.resultLocked(tu, o.output)
 	}
 	delete(r.tasks, td.TaskId)
 	r.free += t.cpus
 	r.mu.Unlock()
 	t.cancel(nil)
-	r.cfg.Logger.WithFields(logrus.Fields{"task_id": td.TaskId, "state": u.State}).Debug("task done")
+	if debugEnabled(r.cfg.Logger) {
+		r.cfg.Logger.WithFields(logrus.Fields{"task_id": td.TaskId, "state": u.State}).Debug("task done")
+	}
 	r.report(u)
+}
+
+// debugEnabled reports whether l would log at debug level; building the
+// fields of a discarded entry costs four allocations per task.
+func debugEnabled(l logrus.FieldLogger) bool {
+	switch l := l.(type) {
+	case *logrus.Logger:
+		return l.IsLevelEnabled(logrus.DebugLevel)
+	case *logrus.Entry:
+		return l.Logger == nil || l.Logger.IsLevelEnabled(logrus.DebugLevel)
+	}
+	return true
 }
 
 // resultLocked fills u for a task that returned output: too large, kept
 // for fetching, or inline.
-func (r *Runtime) resultLocked(u *flintpb.StatusUpdate, out []byte) {
+func (r *Runtime) resultLocked(tu *terminalUpdate, out []byte) {
+	u := &tu.u
 	size := int64(len(out))
 	switch {
 	case r.cfg.MaxResultSize > 0 && size > r.cfg.MaxResultSize:
@@ -153,32 +193,61 @@ func (r *Runtime) resultLocked(u *flintpb.StatusUpdate, out []byte) {
 		}}}
 	default:
 		u.State = flintpb.TaskState_TASK_FINISHED
-		u.Result = &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: out}}
+		tu.inline.Inline = out
+		tu.res.Value = &tu.inline
+		u.Result = &tu.res
 	}
 }
 
-func (r *Runtime) newUpdate(t *runningTask, state flintpb.TaskState) *flintpb.StatusUpdate {
-	return &flintpb.StatusUpdate{
-		TaskId:            t.td.TaskId,
-		Attempt:           t.td.Attempt,
-		ExecutorId:        r.cfg.ExecutorID,
-		State:             state,
-		TimestampUnixNano: r.cfg.Now().UnixNano(),
-		Uuid:              newUUID(),
-	}
+// header fills the fields every update of t carries, with a fresh id
+// written to uuid.
+func (r *Runtime) header(u *flintpb.StatusUpdate, uuid *[16]byte, t *runningTask, state flintpb.TaskState, now int64) {
+	r.ids.put(uuid)
+	u.TaskId = t.td.TaskId
+	u.Attempt = t.td.Attempt
+	u.ExecutorId = r.cfg.ExecutorID
+	u.State = state
+	u.TimestampUnixNano = now
+	u.Uuid = uuid[:]
 }
 
 func failure(kind flintpb.FailureKind, msg string) *flintpb.TaskFailure {
 	return &flintpb.TaskFailure{Kind: kind, Message: msg}
 }
 
-// newUUID returns a random (version 4) UUID.
-func newUUID() []byte {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // never fails since Go 1.24
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return b
+// updateIDs issues the 16-byte ids of a Runtime's status updates (the
+// receiver acknowledges and de-duplicates updates by id).
+//
+// An id is an RFC 9562 version 8 (custom layout) UUID: bytes 0–7 are a
+// per-Runtime prefix read once from crypto/rand (60 random bits after the
+// version nibble), bytes 8–15 a 62-bit counter (after the variant bits)
+// that starts at a random value below 2^61 and is incremented atomically
+// per id. Ids of one Runtime are distinct until 2^61 of them were issued;
+// ids of two Runtimes can only meet if their random prefixes are equal
+// (2^-60) and their counter ranges overlap, so uniqueness is as strong as
+// the crypto/rand ids each update used to read, without a getrandom call
+// and an allocation per update. The version nibble (8) also keeps them
+// apart from the random version 4 UUIDs other components generate.
+type updateIDs struct {
+	prefix [8]byte
+	next   atomic.Uint64
+}
+
+func newUpdateIDs() *updateIDs {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails since Go 1.24
+	g := &updateIDs{}
+	copy(g.prefix[:], b[:8])
+	g.prefix[6] = g.prefix[6]&0x0f | 0x80 // version 8
+	g.next.Store(binary.BigEndian.Uint64(b[8:]) >> 3)
+	return g
+}
+
+// put writes the next id to b.
+func (g *updateIDs) put(b *[16]byte) {
+	copy(b[:8], g.prefix[:])
+	binary.BigEndian.PutUint64(b[8:], g.next.Add(1))
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
 }
 
 // formatBytes renders n as "512 B", "3.0 MiB", ...

@@ -33,6 +33,7 @@ type Reporter func(*flintpb.StatusUpdate)
 type Runtime struct {
 	cfg    Config
 	report Reporter
+	ids    *updateIDs
 
 	mu      sync.Mutex
 	free    int
@@ -76,6 +77,7 @@ func New(cfg Config, report Reporter) (*Runtime, error) {
 	return &Runtime{
 		cfg:     cfg,
 		report:  report,
+		ids:     newUpdateIDs(),
 		free:    cfg.Cores,
 		tasks:   make(map[uint64]*runningTask),
 		results: make(map[string][]byte),

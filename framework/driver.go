@@ -27,7 +27,7 @@ type driver struct {
 	bus       *event.Bus
 	log       logrus.FieldLogger
 	jobs      map[string]*jobState
-	running   map[scheduler.TaskID]*attempt
+	running   map[scheduler.TaskID]attempt
 	stages    map[int]*progress.StageStatus
 	nextJob   int64
 	nextStage int
@@ -53,7 +53,8 @@ type jobState struct {
 	cause error
 }
 
-// attempt is a launched task attempt the driver still waits on.
+// attempt is a launched task attempt the driver still waits on (held by
+// value in driver.running: no allocation per launch).
 type attempt struct {
 	job      *jobState
 	index    int
@@ -74,13 +75,17 @@ func newDriver(core *scheduler.TaskScheduler, now func() time.Time, bus *event.B
 	return &driver{
 		core: core, now: now, bus: bus, log: log,
 		jobs:     map[string]*jobState{},
-		running:  map[scheduler.TaskID]*attempt{},
+		running:  map[scheduler.TaskID]attempt{},
 		stages:   map[int]*progress.StageStatus{},
 		fetchCtx: ctx, stopFetch: cancel,
 	}
 }
 
 var _ Driver = (*driver)(nil)
+
+// listening reports whether events are wanted: with no listener on the bus
+// the hot paths skip building them (each costs an allocation or two).
+func (d *driver) listening() bool { return d.bus.Listening() }
 
 // flush performs side effects collected under the lock.
 func (d *driver) flush(o *outbox) {
@@ -136,9 +141,11 @@ func (d *driver) stageStarted(js *jobState, o *outbox) {
 	now := d.now()
 	n := len(js.job.Tasks)
 	d.stages[js.stage] = &progress.StageStatus{StageID: js.stage, Name: js.job.Name, NumTasks: n, Submitted: now}
-	o.events = append(o.events,
-		event.JobStart{Time: now, JobID: js.id, Name: js.job.Name, StageIDs: []int{js.stage}, NumTasks: n},
-		event.StageSubmitted{Time: now, JobID: js.id, StageID: js.stage, Name: js.job.Name, NumTasks: n})
+	if d.listening() {
+		o.events = append(o.events,
+			event.JobStart{Time: now, JobID: js.id, Name: js.job.Name, StageIDs: []int{js.stage}, NumTasks: n},
+			event.StageSubmitted{Time: now, JobID: js.id, StageID: js.stage, Name: js.job.Name, NumTasks: n})
+	}
 	d.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage, "tasks": n}).Infof("job %d (%s) submitted", js.id, js.job.Name)
 }
 
@@ -152,30 +159,41 @@ func (d *driver) ResourceOffers(offers []scheduler.WorkerOffer) []*flintpb.TaskD
 	}
 	now := d.now()
 	launches := d.core.ResourceOffers(offers, now)
-	descs := make([]*flintpb.TaskDescription, 0, len(launches))
+	if len(launches) == 0 {
+		d.mu.Unlock()
+		d.flush(&o)
+		return nil
+	}
+	// One backing array for the round's descriptions instead of one
+	// allocation per task.
+	tds := make([]flintpb.TaskDescription, len(launches))
+	descs := make([]*flintpb.TaskDescription, len(launches))
+	listening := d.listening()
 	for i := range launches {
-		if td := d.launched(&launches[i], now, &o); td != nil {
-			descs = append(descs, td)
-		}
+		d.launched(&launches[i], &tds[i], now, listening, &o)
+		descs[i] = &tds[i]
 	}
 	d.mu.Unlock()
 	d.flush(&o)
 	return descs
 }
 
-func (d *driver) launched(l *scheduler.Launch, now time.Time, o *outbox) *flintpb.TaskDescription {
+// launched records a core launch and fills its task description td.
+func (d *driver) launched(l *scheduler.Launch, td *flintpb.TaskDescription, now time.Time, listening bool, o *outbox) {
 	js := d.jobs[l.TaskSetID]
 	if js == nil {
 		panic(fmt.Sprintf("framework: scheduler launched task %d of unknown task set %s", l.TaskID, l.TaskSetID))
 	}
 	t := &js.job.Tasks[l.Index]
-	d.running[l.TaskID] = &attempt{job: js, index: l.Index, attempt: l.Attempt, executor: l.ExecutorID}
+	d.running[l.TaskID] = attempt{job: js, index: l.Index, attempt: l.Attempt, executor: l.ExecutorID}
 	if st := d.stages[js.stage]; st != nil {
 		st.Active++
 	}
-	o.events = append(o.events, event.TaskStart{Time: now, StageID: js.stage, TaskID: uint64(l.TaskID), Index: l.Index,
-		Attempt: l.Attempt, ExecutorID: l.ExecutorID, Host: l.Host, Locality: l.Locality.String(), Speculative: l.Speculative})
-	return &flintpb.TaskDescription{
+	if listening {
+		o.events = append(o.events, event.TaskStart{Time: now, StageID: js.stage, TaskID: uint64(l.TaskID), Index: l.Index,
+			Attempt: l.Attempt, ExecutorID: l.ExecutorID, Host: l.Host, Locality: l.Locality.String(), Speculative: l.Speculative})
+	}
+	*td = flintpb.TaskDescription{
 		TaskId: uint64(l.TaskID), Attempt: int32(l.Attempt), Index: int32(l.Index), TaskSetId: l.TaskSetID,
 		JobId: js.id, StageId: int32(js.stage), Function: t.Function, Codec: t.Codec, Input: t.Input,
 		Cpus: int32(l.CPUs), ExecutorId: l.ExecutorID, Speculative: l.Speculative,

@@ -14,9 +14,9 @@ import (
 )
 
 // process applies core events to driver state and queues their side effects.
-// cur is the status update being handled, if any. Called with d.mu held.
-func (d *driver) process(evs []scheduler.Event, cur *flintpb.StatusUpdate, o *outbox) {
-	now := d.now()
+// cur is the status update being handled, if any; now is the time the core
+// was called with. Called with d.mu held.
+func (d *driver) process(evs []scheduler.Event, cur *flintpb.StatusUpdate, now time.Time, o *outbox) {
 	for _, e := range evs {
 		switch e := e.(type) {
 		case scheduler.TaskSucceeded:
@@ -44,9 +44,9 @@ func (d *driver) process(evs []scheduler.Event, cur *flintpb.StatusUpdate, o *ou
 }
 
 func (d *driver) logFailure(e scheduler.TaskFailed) {
-	a := d.running[e.TaskID]
+	a, ok := d.running[e.TaskID]
 	fields := logrus.Fields{"task": e.TaskID, "taskSet": e.TaskSetID, "index": e.Index, "attempt": e.Attempt}
-	if a != nil {
+	if ok {
 		fields["executor"] = a.executor
 	}
 	d.log.WithFields(fields).Warnf("lost task %d.%d in %s (TID %d): %s", e.Index, e.Attempt, e.TaskSetID, e.TaskID, e.Failure.Message)
@@ -55,8 +55,8 @@ func (d *driver) logFailure(e scheduler.TaskFailed) {
 // endAttempt forgets a finished attempt, updates the stage counters and
 // posts TaskEnd.
 func (d *driver) endAttempt(id scheduler.TaskID, state, reason string, cur *flintpb.StatusUpdate, now time.Time, o *outbox) {
-	a := d.running[id]
-	if a == nil {
+	a, ok := d.running[id]
+	if !ok {
 		return
 	}
 	delete(d.running, id)
@@ -68,6 +68,9 @@ func (d *driver) endAttempt(id scheduler.TaskID, state, reason string, cur *flin
 		case "FAILED":
 			st.Failed++
 		}
+	}
+	if !d.listening() {
+		return
 	}
 	te := event.TaskEnd{Time: now, StageID: a.job.stage, TaskID: uint64(id), Index: a.index, Attempt: a.attempt,
 		ExecutorID: a.executor, State: state, Reason: reason}
@@ -96,6 +99,9 @@ func (d *driver) endJob(setID string, ab *scheduler.TaskSetAborted, now time.Tim
 		d.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage}).Infof("job %d (%s) finished", js.id, js.job.Name)
 	}
 	close(js.done)
+	if !d.listening() {
+		return
+	}
 	var jerr error
 	if js.err != nil {
 		jerr = js.err
@@ -123,7 +129,8 @@ func (d *driver) tick() {
 		d.mu.Unlock()
 		return
 	}
-	d.process(d.core.Tick(d.now()), nil, &o)
+	now := d.now()
+	d.process(d.core.Tick(now), nil, now, &o)
 	o.revive = d.core.WantsOffers()
 	d.mu.Unlock()
 	d.flush(&o)
@@ -143,7 +150,7 @@ func (d *driver) cancelLocked(js *jobState, cause error, o *outbox) {
 		return
 	}
 	js.cause = cause // before the job ends: RunJob reads the error as soon as done closes
-	d.process(d.core.KillTaskSet(js.setID, fmt.Sprintf("job cancelled: %v", cause)), nil, o)
+	d.process(d.core.KillTaskSet(js.setID, fmt.Sprintf("job cancelled: %v", cause)), nil, d.now(), o)
 	if !js.ended { // the core already considered the set done; end the job anyway
 		d.endJob(js.setID, &scheduler.TaskSetAborted{TaskSetID: js.setID, Reason: fmt.Sprintf("job cancelled: %v", cause)}, d.now(), o)
 	}

@@ -35,7 +35,7 @@ func (d *driver) StatusUpdate(u *flintpb.StatusUpdate) {
 func (d *driver) startFetch(id uint64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stopped || d.running[scheduler.TaskID(id)] == nil {
+	if _, ok := d.running[scheduler.TaskID(id)]; d.stopped || !ok {
 		return false
 	}
 	d.fetches.Add(1) // under the lock: stop() cannot be waiting yet
@@ -85,18 +85,19 @@ func (d *driver) finish(u *flintpb.StatusUpdate, data []byte) {
 	var o outbox
 	d.mu.Lock()
 	id := scheduler.TaskID(u.TaskId)
-	a := d.running[id]
-	if a == nil {
+	a, ok := d.running[id]
+	if !ok {
 		d.mu.Unlock()
 		return
 	}
-	evs := d.core.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(data))}, d.now())
+	now := d.now()
+	evs := d.core.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(data))}, now)
 	for _, e := range evs {
 		if s, ok := e.(scheduler.TaskSucceeded); ok && s.TaskID == id && !a.job.ended {
 			a.job.results[a.index] = Result{Index: a.index, Attempt: a.attempt, ExecutorID: a.executor, Output: data, Metrics: metricsOf(u.Metrics)}
 		}
 	}
-	d.process(evs, u, &o)
+	d.process(evs, u, now, &o)
 	d.mu.Unlock()
 	d.flush(&o)
 }
@@ -106,7 +107,7 @@ func (d *driver) fail(u *flintpb.StatusUpdate, f scheduler.Failure) {
 	var o outbox
 	d.mu.Lock()
 	id := scheduler.TaskID(u.TaskId)
-	if d.running[id] == nil {
+	if _, ok := d.running[id]; !ok {
 		d.mu.Unlock()
 		return
 	}
@@ -117,8 +118,9 @@ func (d *driver) fail(u *flintpb.StatusUpdate, f scheduler.Failure) {
 	case flintpb.TaskState_TASK_LOST:
 		st = scheduler.Lost
 	}
-	evs := d.core.StatusUpdate(id, scheduler.Update{State: st, Failure: &f}, d.now())
-	d.process(evs, u, &o)
+	now := d.now()
+	evs := d.core.StatusUpdate(id, scheduler.Update{State: st, Failure: &f}, now)
+	d.process(evs, u, now, &o)
 	d.mu.Unlock()
 	d.flush(&o)
 }
@@ -174,7 +176,7 @@ func (d *driver) ExecutorLost(executorID, reason string, causedByApp bool) {
 	now := d.now()
 	evs := d.core.ExecutorLost(executorID, scheduler.Failure{Kind: scheduler.ExecutorLost, ExitCausedByApp: causedByApp,
 		Message: fmt.Sprintf("executor %s lost: %s", executorID, reason)}, now)
-	d.process(evs, nil, &o)
+	d.process(evs, nil, now, &o)
 	o.events = append(o.events, event.ExecutorRemoved{Time: now, ExecutorID: executorID, Reason: reason})
 	o.revive = o.revive || d.core.WantsOffers()
 	d.mu.Unlock()

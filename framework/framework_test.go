@@ -242,6 +242,38 @@ func TestListenerSeesJobAndTaskEvents(t *testing.T) {
 	}
 }
 
+// With no listener the driver skips building events; a listener added
+// later gets every event of the jobs submitted after it, and the progress
+// counters never depend on listeners.
+func TestListenerAddedLaterSeesLaterJobs(t *testing.T) {
+	fc := newContext(t, "flint.master=local[2]")
+	if _, err := framework.Map(context.Background(), fc, square, ints(10)); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	counts := map[string]int{}
+	fc.AddListener(event.ListenerFunc(func(e event.Event) {
+		mu.Lock()
+		counts[fmt.Sprintf("%T", e)]++
+		mu.Unlock()
+	}))
+	if _, err := framework.Map(context.Background(), fc, square, ints(30)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.Stop(); err != nil { // Stop drains the bus
+		t.Fatal(err)
+	}
+	want := map[string]int{"event.JobStart": 1, "event.StageSubmitted": 1,
+		"event.TaskStart": 30, "event.TaskEnd": 30, "event.StageCompleted": 1, "event.JobEnd": 1}
+	mu.Lock()
+	defer mu.Unlock()
+	for k, v := range want {
+		if counts[k] != v {
+			t.Errorf("%s posted %d times, want %d (all: %v)", k, counts[k], v, counts)
+		}
+	}
+}
+
 func TestStopFailsRunningJobs(t *testing.T) {
 	started.Store(0)
 	fc := newContext(t, "flint.master=local[2]")

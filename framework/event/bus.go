@@ -16,6 +16,7 @@ type Bus struct {
 	queueSize int
 	subs      []*subscription
 	closed    bool
+	listening atomic.Bool // some listener is subscribed and the bus is open
 	dropped   atomic.Int64
 	wg        sync.WaitGroup
 }
@@ -44,6 +45,7 @@ func (b *Bus) AddListener(l Listener) {
 	}
 	s := &subscription{l: l, ch: make(chan Event, b.queueSize)}
 	b.subs = append(b.subs, s)
+	b.listening.Store(true)
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -70,6 +72,12 @@ func (b *Bus) Post(e Event) {
 	}
 }
 
+// Listening reports whether a Post now would reach any listener. Posters
+// on hot paths check it to skip building events nobody receives; a
+// listener added after the check misses the event, as it would any event
+// posted before AddListener.
+func (b *Bus) Listening() bool { return b.listening.Load() }
+
 // Dropped reports how many deliveries were dropped because a queue was full.
 func (b *Bus) Dropped() int64 { return b.dropped.Load() }
 
@@ -82,6 +90,7 @@ func (b *Bus) Close() {
 		return
 	}
 	b.closed = true
+	b.listening.Store(false)
 	for _, s := range b.subs {
 		close(s.ch)
 	}

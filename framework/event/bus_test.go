@@ -65,3 +65,22 @@ func TestBusDropsForSlowListenerWithoutBlocking(t *testing.T) {
 	b.Close()
 	b.Post(JobEnd{}) // after Close: ignored, no panic
 }
+
+func TestBusListening(t *testing.T) {
+	b := NewBus(0)
+	if b.Listening() {
+		t.Fatal("Listening() with no listener")
+	}
+	b.AddListener(ListenerFunc(func(Event) {}))
+	if !b.Listening() {
+		t.Fatal("!Listening() with a listener")
+	}
+	b.Close()
+	if b.Listening() {
+		t.Fatal("Listening() after Close")
+	}
+	b.AddListener(ListenerFunc(func(Event) {}))
+	if b.Listening() {
+		t.Fatal("Listening() after AddListener on a closed bus")
+	}
+}

@@ -460,6 +460,9 @@ func (a *Agent) stop(kill bool) {
 	// process and kills it (Close, waiting for its end) or leaves it
 	// running, checkpointed (Stop). The agent waits for it in a.wg.
 	var procs []*containerizer.Process
+	// The default executor's task processes are not recoverable: both
+	// Stop and Close kill them (their tasks then end FAILED after a restart).
+	dflt := a.defaultProcsLocked()
 	for _, fw := range a.frameworks {
 		for _, ex := range fw.executors {
 			if ex.proc != nil {
@@ -473,6 +476,9 @@ func (a *Agent) stop(kill bool) {
 		t.Stop()
 	}
 	a.mu.Unlock()
+	for _, p := range dflt {
+		killAndWait(p)
+	}
 	for _, p := range procs {
 		if kill {
 			killAndWait(p)

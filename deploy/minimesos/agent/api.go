@@ -98,7 +98,7 @@ func (a *Agent) serveExecutor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex := fw.executors[call.ExecutorID.Value]
-	if ex == nil || ex.command != nil {
+	if ex == nil || ex.command != nil || ex.dflt != nil {
 		a.mu.Unlock()
 		mesoshttp.BadRequest(w, "Executor cannot be found")
 		return

@@ -1,7 +1,9 @@
 // Package agent is the minimesos agent: it registers with a minimesos
 // master over link, runs what frameworks launch — custom executors as OS
 // processes speaking the Mesos v1 executor HTTP API, and command tasks
-// through an in-process command executor — in Mesos-layout sandboxes,
+// through an in-process command executor, task groups through an
+// in-process default executor (one process per task, in
+// <executor sandbox>/tasks/<task id>) — in Mesos-layout sandboxes,
 // forwards status updates reliably, kills and shuts executors down with
 // Mesos' semantics, garbage-collects sandboxes, serves sandbox files, and
 // recovers running executors of checkpointing frameworks (and their

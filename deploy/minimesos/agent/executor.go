@@ -48,7 +48,8 @@ type execRun struct {
 	info        mesos.ExecutorInfo
 	containerID string
 	sandbox     string
-	command     *commandTask // set for command executors
+	command     *commandTask     // set for command executors
+	dflt        *defaultExecutor // set for the in-process default executor
 	proc        *containerizer.Process
 	state       exState
 	tasks       map[string]*task
@@ -125,6 +126,7 @@ func (a *Agent) runTask(rt link.RunTask) {
 	}
 	info.FrameworkID = fw.info.ID
 	ex := fw.executors[info.ExecutorID.Value]
+	dflt := isDefaultExecutor(&info) && (ex == nil || ex.dflt != nil)
 	if ex != nil && ex.state >= exTerminating {
 		for _, t := range tasks {
 			a.agentUpdateLocked(fw, &info.ExecutorID, t.TaskID, mesos.TASK_LOST, mesos.REASON_EXECUTOR_TERMINATED, "Executor terminating")
@@ -141,14 +143,24 @@ func (a *Agent) runTask(rt link.RunTask) {
 	}
 	if ex == nil {
 		var err error
-		ex, err = a.newExecutorLocked(fw, info, nil)
+		if dflt {
+			ex, err = a.newDefaultExecutorLocked(fw, info)
+		} else {
+			ex, err = a.newExecutorLocked(fw, info, nil)
+		}
 		if err != nil {
 			for _, t := range tasks {
 				a.agentUpdateLocked(fw, &info.ExecutorID, t.TaskID, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, a.launchFailure("", err))
 			}
 			return
 		}
-		a.startExecutorLocked(ex)
+		if !dflt {
+			a.startExecutorLocked(ex)
+		}
+	}
+	if dflt {
+		a.launchDefaultLocked(ex, tasks)
+		return
 	}
 	for _, t := range tasks {
 		ex.tasks[t.TaskID.Value] = &task{info: t, state: mesos.TASK_STAGING, group: rt.Group != nil}
@@ -198,13 +210,19 @@ func (a *Agent) newExecutorLocked(fw *framework, info mesos.ExecutorInfo, cmd *c
 
 // env is the MESOS_* environment of an executor, then its command's.
 func (a *Agent) envLocked(ex *execRun, cmd mesos.CommandInfo) []string {
+	return a.envInLocked(ex, cmd, ex.sandbox)
+}
+
+// envInLocked is envLocked with sandbox as MESOS_SANDBOX (a task's own
+// sandbox under the default executor).
+func (a *Agent) envInLocked(ex *execRun, cmd mesos.CommandInfo, sandbox string) []string {
 	grace := a.cfg.ShutdownGrace
 	if gp := ex.info.GetShutdownGracePeriod(); gp != nil && gp.Nanoseconds > 0 {
 		grace = time.Duration(gp.Nanoseconds)
 	}
 	e := containerizer.ExecutorEnv{
 		FrameworkID: ex.fw.id().Value, ExecutorID: ex.info.ExecutorID.Value, AgentID: a.agentID,
-		Sandbox: ex.sandbox, AgentEndpoint: a.cfg.Endpoint, ShutdownGrace: grace,
+		Sandbox: sandbox, AgentEndpoint: a.cfg.Endpoint, ShutdownGrace: grace,
 		Checkpoint: ex.fw.info.GetCheckpoint(), RecoveryTimeout: a.cfg.RecoveryTimeout,
 		SubscriptionBackoffMax: a.cfg.SubscriptionBackoffMax,
 	}
@@ -436,6 +454,8 @@ func (a *Agent) killTask(k link.KillTask) {
 	case statusupdate.IsTerminal(t.state):
 	case ex.command != nil:
 		a.killCommandLocked(ex, k.KillPolicy)
+	case ex.dflt != nil:
+		a.killDefaultTaskLocked(ex, k.TaskID.Value, k.KillPolicy)
 	case !t.launched:
 		t.launched = true // never hand it to the executor
 		a.agentUpdateLocked(fw, &ex.info.ExecutorID, k.TaskID, mesos.TASK_KILLED, mesos.REASON_TASK_KILLED_DURING_LAUNCH, "Killed before delivery to the executor")
@@ -468,6 +488,10 @@ func (a *Agent) shutdownExecutorLocked(ex *execRun) {
 	ex.state = exTerminating
 	if ex.command != nil {
 		a.killCommandLocked(ex, nil)
+		return
+	}
+	if ex.dflt != nil {
+		a.shutdownDefaultLocked(ex)
 		return
 	}
 	if ex.sub != nil {

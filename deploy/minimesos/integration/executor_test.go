@@ -63,22 +63,43 @@ func TestCustomExecutor(t *testing.T) {
 	})
 }
 
-// LAUNCH_GROUP: a task group on the custom executor; both tasks go
-// RUNNING→FINISHED.
+// LAUNCH_GROUP on Mesos' default executor (type DEFAULT, no command), run
+// in-process by the agent: both tasks of the group go
+// STARTING→RUNNING→FINISHED from the executor, each in its own sandbox
+// <executor sandbox>/tasks/<task id> given as MESOS_SANDBOX, with its
+// environment; the executor ends with its last task. A DEFAULT executor
+// that sets a command is refused (TASK_ERROR, REASON_TASK_GROUP_INVALID).
 func TestLaunchGroup(t *testing.T) {
 	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
 		e := startCluster(t, 1)
 		agentID := e.c.Agents[0].ID()
 		s := e.subscribe(codec, fwInfo("group", false))
-		o := s.offer(agentID)
-		ex := executorInfo("group-ex", codec)
-		ex.Type = mesos.ExecutorInfo_DEFAULT // the master requires DEFAULT for task groups; minimesos runs its command
-		g1, g2 := executorTask("g1", "finish", nil), executorTask("g2", "finish", nil)
-		g1.AgentID, g2.AgentID = o.AgentID, o.AgentID
-		s.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(*ex, g1, g2)}.WithOffers(o.ID)))
+		g1 := groupTask("g1", `test "$MESOS_SANDBOX" = "$PWD" && test "${PWD##*/}" = g1 && test "$GREETING" = hello && echo "out:$MESOS_EXECUTOR_ID"`)
+		g1.Command.Environment = &mesos.Environment{Variables: []mesos.Environment_Variable{{Name: "GREETING", Value: ptr("hello")}}}
+		g2 := groupTask("g2", "sleep 0.2")
+		s.launchGroup(s.agentOffers(agentID), defaultExecutor("group-ex"), g1, g2)
 		for _, id := range []string{"g1", "g2"} {
-			s.waitState(id, mesos.TASK_FINISHED)
-			s.expectUpdates(id, agentID, "RUNNING,FINISHED")
+			st := s.waitState(id, mesos.TASK_FINISHED)
+			s.expectUpdates(id, agentID, "STARTING,RUNNING,FINISHED")
+			if st.GetSource() != mesos.SOURCE_EXECUTOR || st.GetExecutorID().GetValue() != "group-ex" || st.GetMessage() != "Command exited with status 0" {
+				t.Fatalf("%s: %v %v %q", id, st.GetSource(), st.GetExecutorID(), st.GetMessage())
+			}
+		}
+		out := e.taskFile(s.id, "group-ex", "g1", "stdout")
+		if out != "out:group-ex\n" {
+			t.Fatalf("g1 stdout %q", out)
+		}
+		s.waitEvent("executor FAILURE after its last task", func(ev *scheduler.Event) bool {
+			return ev.GetType() == scheduler.Event_FAILURE && ev.Failure.GetExecutorID().GetValue() == "group-ex"
+		})
+
+		// A DEFAULT executor with a command is refused, as by Mesos.
+		bad := defaultExecutor("bad-ex")
+		bad.Command = &mesos.CommandInfo{Value: ptr("true")}
+		s.launchGroup(s.agentOffers(agentID), bad, groupTask("b1", "true"))
+		st := s.waitState("b1", mesos.TASK_ERROR)
+		if st.GetReason() != mesos.REASON_TASK_GROUP_INVALID || st.GetMessage() != "'ExecutorInfo.command' must not be set for 'DEFAULT' executor" {
+			t.Fatalf("DEFAULT executor with a command: %v %q", st.GetReason(), st.GetMessage())
 		}
 	})
 }

@@ -275,6 +275,11 @@ func (m *Master) launchTask(lc *launchCtx, ti *mesos.TaskInfo, now time.Time) {
 	}
 	var exec *mesos.ExecutorInfo
 	newExec := false
+	if ti.Executor != nil && ti.Executor.Type == mesos.ExecutorInfo_DEFAULT {
+		// As Mesos: the default executor runs task groups only.
+		fail(fmt.Errorf("'ExecutorInfo.type' must be 'CUSTOM'"))
+		return
+	}
 	if ti.Executor != nil {
 		if exec, newExec, err = m.checkExecutor(lc, ti.Executor); err != nil {
 			fail(err)
@@ -318,6 +323,12 @@ func (m *Master) launchGroup(lc *launchCtx, g *mesos.Offer_Operation_LaunchGroup
 	}
 	if g.Executor.Type != mesos.ExecutorInfo_DEFAULT {
 		fail(fmt.Errorf("'ExecutorInfo.type' must be 'DEFAULT'"))
+		return
+	}
+	if g.Executor.Command != nil {
+		// Mesos' executor::internal::validateType: the agent provides the
+		// default executor's program.
+		fail(fmt.Errorf("'ExecutorInfo.command' must not be set for 'DEFAULT' executor"))
 		return
 	}
 	exec, newExec, err := m.checkExecutor(lc, &g.Executor)

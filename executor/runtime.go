@@ -85,7 +85,8 @@ func New(cfg Config, report Reporter) (*Runtime, error) {
 	}, nil
 }
 
-// Launch starts td in its own goroutine. It fails with ErrNoFreeSlot when
+// Launch starts td on a worker goroutine of its own (a parked one when one
+// is idle, else a new one). It fails with ErrNoFreeSlot when
 // td needs more cpus than are free (td.Cpus, or Config.TaskCPUs when 0),
 // ErrDuplicateTask when a task with td.TaskId is running, and ErrClosed
 // after Close. On error nothing is reported.

@@ -22,6 +22,11 @@
 // with FetchResult and frees with ReleaseResult; smaller results travel
 // inline.
 //
+// Because workers are reused, a task function must not leave its goroutine
+// locked to an OS thread (runtime.LockOSThread without UnlockOSThread): the
+// lock would carry over to later tasks on that worker (harmless but it pins
+// a thread). Always call Close: parked workers live until then.
+//
 // The Mesos coarse-grained executor (executor/coarse), the Mesos executor
 // (executor/fine) and local mode wrap a Runtime; they own the transport.
 package executor

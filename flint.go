@@ -149,6 +149,7 @@ func RunDriver(ctx context.Context, o DriverOptions, args []string, run DriverFu
 	bar := startProgress(cfg, fc, o.Stderr)
 	if bar != nil {
 		log.SetOutput(bar.Writer(o.Stderr))
+		fc.SetProgress(bar)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	runErr := run(ctx, fc, args)

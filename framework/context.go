@@ -35,6 +35,7 @@ type Context struct {
 	driver   *driver
 	bus      *event.Bus
 	seed     uint64
+	progress Progress
 	tickStop chan struct{}
 	tickDone chan struct{}
 	stopOnce sync.Once
@@ -162,6 +163,9 @@ func (c *Context) RunJob(ctx context.Context, job *Job) ([]Result, error) {
 		c.driver.cancel(js, context.Cause(ctx))
 		<-js.done
 	}
+	if c.progress != nil {
+		c.progress.FinishAll()
+	}
 	if js.err != nil {
 		return nil, js.err
 	}
@@ -190,6 +194,14 @@ func (c *Context) validate(job *Job) error {
 	}
 	return nil
 }
+
+// Progress is a console progress display (progress.Bar) the context tells
+// when a job ends, so output printed after RunJob never lands on the bar.
+type Progress interface{ FinishAll() }
+
+// SetProgress attaches the console progress display; call it before
+// running jobs.
+func (c *Context) SetProgress(p Progress) { c.progress = p }
 
 // AddListener delivers events posted from now on to l.
 func (c *Context) AddListener(l event.Listener) { c.bus.AddListener(l) }

@@ -345,3 +345,15 @@ func (s *sharedWriter) Write(p []byte) (int, error) {
 	}
 	return s.w.Write(p)
 }
+
+// FinishAll clears a terminal bar at once (Spark's finishAll): the driver
+// calls it when a job ends, so what the program prints next starts on a
+// clean line instead of over the bar. A stage still running reappears at
+// the next refresh. Plain mode is unaffected.
+func (b *Bar) FinishAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.opts.Terminal {
+		b.clear()
+	}
+}

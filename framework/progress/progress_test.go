@@ -329,3 +329,28 @@ func TestWriterClearsTheBarBeforeLogOutput(t *testing.T) {
 		t.Fatalf("bar not redrawn after the log line: %q", out.String())
 	}
 }
+
+func TestFinishAllClearsTheBarAtOnce(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(1000, 0)
+	ticks := make(chan time.Time)
+	refreshed := make(chan struct{})
+	src := func() []StageStatus {
+		return []StageStatus{{StageID: 0, NumTasks: 10, Completed: 9, Active: 1, Submitted: now.Add(-time.Second)}}
+	}
+	b := New(&out, src, Options{Terminal: true, Width: 40, Now: func() time.Time { return now }, Ticks: ticks})
+	b.onRefresh = func() { refreshed <- struct{}{} }
+	b.Start()
+	defer b.Stop()
+	ticks <- now
+	<-refreshed
+	drawn := out.String()
+	b.FinishAll()
+	if got := strings.TrimPrefix(out.String(), drawn); got != "\r"+strings.Repeat(" ", 40)+"\r" {
+		t.Fatalf("FinishAll wrote %q, want the line cleared", got)
+	}
+	b.FinishAll() // nothing on screen: writes nothing
+	if got := strings.TrimPrefix(out.String(), drawn); got != "\r"+strings.Repeat(" ", 40)+"\r" {
+		t.Fatalf("second FinishAll wrote more: %q", got)
+	}
+}

@@ -66,6 +66,7 @@ type Backend struct {
 	frameworkID string
 	started     bool
 	diag        diagnosis
+	localSince  time.Time     // since when offers wait for preferred hosts (zero: not waiting)
 	exited      chan struct{} // closed and replaced whenever an executor ends
 }
 

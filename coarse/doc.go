@@ -25,7 +25,13 @@
 // every whole CPU of the offer up to the cap (one per offer); memory is
 // flint.executor.memory plus flint.mesos.executor.memoryOverhead (default
 // max(384 MiB, 10%)); GPUs up to flint.mesos.gpus.max. Offers are used
-// round-robin, one executor per offer per round. Declines carry the reason
+// round-robin, one executor per offer per round, offers from the hosts more
+// pending tasks prefer first (framework.Driver.PendingHostPreferences,
+// Spark's hostToLocalTaskCount). When the backend is capped
+// (flint.cores.max or RequestTotalExecutors) and pending tasks prefer
+// hosts that run no executor yet, offers from other hosts are declined for
+// up to flint.locality.wait, so that the executors the cap allows start
+// where the tasks want to run (Spark's satisfiesLocality). Declines carry the reason
 // that selects their refuse filter (unmet constraints, max cores reached, no
 // demand, unfit). SUPPRESS/REVIVE follow whether more executors are wanted.
 //

@@ -46,8 +46,9 @@ func (h handler) Offers(offers []mesos.Offer) {
 	if conn == nil {
 		return
 	}
+	prefs := b.d.PendingHostPreferences()
 	b.mu.Lock()
-	p := b.planLocked(offers, time.Now())
+	p := b.planLocked(offers, prefs, time.Now())
 	b.mu.Unlock()
 	for _, id := range p.offers {
 		tasks := p.launches[id]
@@ -59,6 +60,9 @@ func (h handler) Offers(offers []mesos.Offer) {
 	for _, e := range p.execs {
 		b.log.WithFields(logrus.Fields{"executor": e.id, "agent": e.agentID}).Infof(
 			"coarse: launching executor %s on %s (agent %s): %d cores, %g MiB, %d GPUs, binary %s", e.id, e.host, e.agentID, e.cores, e.memMB, e.gpus, b.exeLog)
+	}
+	if p.deferred > 0 {
+		b.log.Debugf("coarse: declined %d offer(s) to wait for the hosts pending tasks prefer (%v)", p.deferred, prefs)
 	}
 	for reason, ids := range p.declines {
 		if err := conn.Decline(ids, reason); err != nil {

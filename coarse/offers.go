@@ -22,6 +22,7 @@ type launchPlan struct {
 	offers   []mesos.OfferID // offers with launches, in offer order
 	declines map[mesosconn.DeclineReason][]mesos.OfferID
 	execs    []*executor
+	deferred int // offers declined to wait for preferred hosts
 }
 
 // candidate is an offer being carved up into executors.
@@ -31,6 +32,7 @@ type candidate struct {
 	full  bool   // takes no more executors
 	unfit string // why the last executor did not fit
 	execs int
+	prefs int // pending tasks preferring the offer's host
 }
 
 // planLocked turns offers into executor launches (Spark's
@@ -38,10 +40,11 @@ type candidate struct {
 // per round, until flint.cores.max (or the executor limit) is reached or no
 // offer fits another executor. Offers that launch nothing are declined with
 // the reason that selects their filter. b.mu must be held.
-func (b *Backend) planLocked(offers []mesos.Offer, now time.Time) launchPlan {
+func (b *Backend) planLocked(offers []mesos.Offer, prefs map[string]int, now time.Time) launchPlan {
 	p := launchPlan{launches: map[mesos.OfferID][]mesos.TaskInfo{}, declines: map[mesosconn.DeclineReason][]mesos.OfferID{}}
 	var cands []*candidate
 	var unfit []string
+	waitFor := b.localityHostsLocked(prefs, now)
 	for i := range offers {
 		o := &offers[i]
 		why, reason := b.offerUsableLocked(o, now)
@@ -52,15 +55,22 @@ func (b *Backend) planLocked(offers []mesos.Offer, now time.Time) launchPlan {
 			}
 			continue
 		}
-		cands = append(cands, &candidate{offer: o, rest: o.Resources})
+		cands = append(cands, &candidate{offer: o, rest: o.Resources, prefs: prefs[o.Hostname]})
 	}
+	// Offers from hosts more pending tasks prefer go first: when fewer
+	// executors are wanted than the offers could hold, they get them.
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].prefs > cands[j].prefs })
 	for progress := true; progress; {
 		progress = false
 		for _, c := range cands {
 			if c.full || !b.wantMoreLocked() {
 				continue
 			}
+			if len(waitFor) > 0 && !waitFor[c.offer.Hostname] {
+				continue // hold out for a host pending tasks prefer
+			}
 			if e, ti, ok := b.carveLocked(c); ok {
+				delete(waitFor, c.offer.Hostname)
 				p.execs = append(p.execs, e)
 				if len(p.launches[c.offer.ID]) == 0 {
 					p.offers = append(p.offers, c.offer.ID)
@@ -79,6 +89,10 @@ func (b *Backend) planLocked(offers []mesos.Offer, now time.Time) launchPlan {
 			p.declines[mesosconn.DeclineReachedMaxCores] = append(p.declines[mesosconn.DeclineReachedMaxCores], c.offer.ID)
 		case !b.wantMoreLocked():
 			p.declines[mesosconn.DeclineNoDemand] = append(p.declines[mesosconn.DeclineNoDemand], c.offer.ID)
+		case len(waitFor) > 0 && !waitFor[c.offer.Hostname]:
+			// Spark's satisfiesLocality: the master re-offers it later.
+			p.declines[mesosconn.DeclineUnfit] = append(p.declines[mesosconn.DeclineUnfit], c.offer.ID)
+			p.deferred++
 		default:
 			p.declines[mesosconn.DeclineUnfit] = append(p.declines[mesosconn.DeclineUnfit], c.offer.ID)
 			unfit = append(unfit, fmt.Sprintf("offer from %s: %s", c.offer.Hostname, c.unfit))
@@ -112,6 +126,41 @@ func (b *Backend) offerUsableLocked(o *mesos.Offer, now time.Time) (string, meso
 		return fmt.Sprintf("agent %s excluded until %s after %d executor failures (last: %s)", o.AgentID.Value, until.Format(time.RFC3339), n, last), mesosconn.DeclineUnfit
 	}
 	return "", 0
+}
+
+// localityHostsLocked is Spark's satisfiesLocality for a capped backend
+// (flint.cores.max or a requested executor total): while pending tasks
+// prefer hosts that run no executor of ours yet, offers from other hosts
+// are declined for up to flint.locality.wait, so that the executors the
+// cap allows start where the tasks want to run. It returns those hosts, or
+// nil when offers need not wait: no preference left unserved, no cap (every
+// offer gets executors anyway) or the wait is over.
+func (b *Backend) localityHostsLocked(prefs map[string]int, now time.Time) map[string]bool {
+	capped := b.set.coresMax != math.MaxInt || b.limit >= 0
+	if !capped || len(prefs) == 0 || b.set.localityWait <= 0 || !b.wantMoreLocked() {
+		b.localSince = time.Time{}
+		return nil
+	}
+	waitFor := make(map[string]bool, len(prefs))
+	for h := range prefs {
+		waitFor[h] = true
+	}
+	for _, e := range b.execs {
+		if !e.lost {
+			delete(waitFor, e.host)
+		}
+	}
+	if len(waitFor) == 0 {
+		b.localSince = time.Time{}
+		return nil
+	}
+	if b.localSince.IsZero() {
+		b.localSince = now
+	}
+	if now.Sub(b.localSince) > b.set.localityWait {
+		return nil
+	}
+	return waitFor
 }
 
 func (b *Backend) coresCapLocked() bool { return b.cores+b.set.taskCPUs > b.set.coresMax }

@@ -92,7 +92,7 @@ func TestPlan(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := testBackend(t, tc.conf...)
-			p := b.planLocked(tc.offers, now)
+			p := b.planLocked(tc.offers, nil, now)
 			if got := summary(b, p); got != tc.want {
 				t.Fatalf("plan = %q, want %q", got, tc.want)
 			}
@@ -100,9 +100,60 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// With fewer executors wanted than offers could hold, the offers from the
+// hosts pending tasks prefer get them; offers from elsewhere wait up to
+// flint.locality.wait for a preferred host to be offered.
+func TestPlanPrefersHostsTasksWant(t *testing.T) {
+	now := time.Unix(1000, 0)
+	two := []mesos.Offer{offer("o1", "a1", 2, 4096, 0), offer("o2", "a2", 2, 4096, 0)}
+	for _, tc := range []struct {
+		name  string
+		conf  []string
+		prefs map[string]int
+		at    time.Duration
+		want  string
+	}{
+		{"no preference: offer order", []string{"flint.cores.max=2"}, nil, 0, "o1:2 reached max cores:o2"},
+		{"preferred host first", []string{"flint.cores.max=2"}, map[string]int{"a2.host": 3}, 0, "o2:2 reached max cores:o1"},
+		{"most preferred first", []string{"flint.cores.max=2"}, map[string]int{"a1.host": 1, "a2.host": 5}, 0, "o2:2 reached max cores:o1"},
+		{"executor cores: preferred first per round", []string{"flint.cores.max=3", "flint.executor.cores=1"}, map[string]int{"a2.host": 1}, 0, "o2:1,1 o1:1"},
+		{"waits for an unoffered preferred host", []string{"flint.cores.max=2", "flint.locality.wait=3s"}, map[string]int{"a3.host": 1}, 0, "unfit:o1 unfit:o2"},
+		{"uncapped: no wait", nil, map[string]int{"a3.host": 1}, 0, "o1:2 o2:2"},
+		{"no wait when flint.locality.wait=0", []string{"flint.cores.max=2", "flint.locality.wait=0s"}, map[string]int{"a3.host": 1}, 0, "o1:2 reached max cores:o2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := testBackend(t, tc.conf...)
+			if got := summary(b, b.planLocked(two, tc.prefs, now.Add(tc.at))); got != tc.want {
+				t.Fatalf("plan = %q, want %q", got, tc.want)
+			}
+		})
+	}
+
+	// The wait ends after flint.locality.wait, counted from the first
+	// offer held back.
+	b := testBackend(t, "flint.cores.max=2", "flint.locality.wait=3s")
+	prefs := map[string]int{"a3.host": 1}
+	if got := summary(b, b.planLocked(two, prefs, now)); got != "unfit:o1 unfit:o2" {
+		t.Fatalf("at first: plan %q", got)
+	}
+	if got := summary(b, b.planLocked(two[:1], prefs, now.Add(2*time.Second))); got != "unfit:o1" {
+		t.Fatalf("within the wait: plan %q", got)
+	}
+	if got := summary(b, b.planLocked(two[1:], prefs, now.Add(4*time.Second))); got != "o2:2" {
+		t.Fatalf("after the wait: plan %q", got)
+	}
+
+	// A requested executor total caps the backend as flint.cores.max does.
+	b = testBackend(t, "flint.locality.wait=3s")
+	b.limit = 1
+	if got := summary(b, b.planLocked(two, map[string]int{"a2.host": 1}, now)); got != "o2:2 no demand:o1" {
+		t.Fatalf("limit 1: plan %q", got)
+	}
+}
+
 func TestPlanGPUsAndTaskInfo(t *testing.T) {
 	b := testBackend(t, "flint.mesos.gpus.max=3", "flint.executorEnv.MY_VAR=x", "flint.mesos.uris=http://h/extra.txt")
-	p := b.planLocked([]mesos.Offer{offer("o1", "a1", 2, 4096, 2), offer("o2", "a2", 2, 4096, 2)}, time.Unix(0, 0))
+	p := b.planLocked([]mesos.Offer{offer("o1", "a1", 2, 4096, 2), offer("o2", "a2", 2, 4096, 2)}, nil, time.Unix(0, 0))
 	var gpus []int
 	for _, id := range p.offers {
 		for _, ti := range p.launches[id] {
@@ -141,13 +192,13 @@ func TestAgentExclusionExpires(t *testing.T) {
 	if !b.fails.fail("a1", "boom", now) {
 		t.Fatal("not excluded after two failures")
 	}
-	if got := summary(b, b.planLocked([]mesos.Offer{offer("o1", "a1", 2, 4096, 0)}, now.Add(30*time.Second))); got != "unfit:o1" {
+	if got := summary(b, b.planLocked([]mesos.Offer{offer("o1", "a1", 2, 4096, 0)}, nil, now.Add(30*time.Second))); got != "unfit:o1" {
 		t.Fatalf("excluded agent: plan %q", got)
 	}
 	if !strings.Contains(b.explainLocked(), "excluded until") {
 		t.Fatalf("explanation %q does not mention the exclusion", b.explainLocked())
 	}
-	if got := summary(b, b.planLocked([]mesos.Offer{offer("o2", "a1", 2, 4096, 0)}, now.Add(61*time.Second))); got != "o2:2" {
+	if got := summary(b, b.planLocked([]mesos.Offer{offer("o2", "a1", 2, 4096, 0)}, nil, now.Add(61*time.Second))); got != "o2:2" {
 		t.Fatalf("after the exclusion expired: plan %q", got)
 	}
 }

@@ -30,6 +30,7 @@ type settings struct {
 	agentExclusion    time.Duration
 	networkTimeout    time.Duration
 	heartbeat         time.Duration
+	localityWait      time.Duration // flint.locality.wait: how long to hold out for preferred hosts
 	maxResultSize     int64
 	maxDirectResult   int64
 	driverHost        string
@@ -49,6 +50,7 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		agentExclusion:    cfg.Duration("flint.mesos.executor.agentExclusionTimeout"),
 		networkTimeout:    cfg.Duration("flint.network.timeout"),
 		heartbeat:         cfg.Duration("flint.executor.heartbeatInterval"),
+		localityWait:      cfg.Duration("flint.locality.wait"),
 		maxResultSize:     cfg.Size("flint.driver.maxResultSize"),
 		maxDirectResult:   cfg.Size("flint.task.maxDirectResultSize"),
 		driverHost:        strings.TrimSpace(cfg.String("flint.driver.host")),

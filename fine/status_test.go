@@ -30,8 +30,9 @@ func (r *recorder) ExecutorLost(id, _ string, _ bool) {
 	defer r.mu.Unlock()
 	r.lost = append(r.lost, id)
 }
-func (r *recorder) WantsOffers() bool { return false }
-func (r *recorder) Abort(string)      {}
+func (r *recorder) WantsOffers() bool                      { return false }
+func (r *recorder) PendingHostPreferences() map[string]int { return nil }
+func (r *recorder) Abort(string)                           {}
 func (r *recorder) take() []*flintpb.StatusUpdate {
 	r.mu.Lock()
 	defer r.mu.Unlock()

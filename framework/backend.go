@@ -49,6 +49,12 @@ type Driver interface {
 	ExecutorLost(executorID, reason string, causedByApp bool)
 	// WantsOffers reports whether tasks are waiting for resources.
 	WantsOffers() bool
+	// PendingHostPreferences reports, per host, how many pending tasks
+	// prefer it (Spark's hostToLocalTaskCount), so that backends starting
+	// executors can start them where tasks want to run. The map is the
+	// caller's; the counts are kept incrementally by the scheduling core, so
+	// a call costs O(hosts), not O(tasks).
+	PendingHostPreferences() map[string]int
 	// Abort fails every active job with reason: the backend cannot run
 	// them (no offer fits after a timeout, the cluster removed the framework).
 	Abort(reason string)

@@ -190,3 +190,13 @@ func (d *driver) WantsOffers() bool {
 	defer d.mu.Unlock()
 	return !d.stopped && d.core.WantsOffers()
 }
+
+// PendingHostPreferences implements Driver.
+func (d *driver) PendingHostPreferences() map[string]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return nil
+	}
+	return d.core.PendingHostPreferences()
+}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -26,6 +27,9 @@ type TaskScheduler struct {
 	sets    map[string]*taskSetManager
 	ordered []*taskSetManager // active sets in submission order
 	running map[TaskID]attempt
+	// hostPending: pending tasks of live sets preferring each host
+	// (Spark's hostToLocalTaskCount), kept up to date by the sets.
+	hostPending map[string]int
 
 	execs    map[string]*executorInfo
 	hosts    map[string]*hostInfo
@@ -88,7 +92,7 @@ func New(cfg Config, rng *rand.Rand) (*TaskScheduler, error) {
 	cfg.Pools = slices.Clone(cfg.Pools)
 	s := &TaskScheduler{
 		cfg: cfg, rng: rng,
-		sets: map[string]*taskSetManager{}, running: map[TaskID]attempt{},
+		sets: map[string]*taskSetManager{}, running: map[TaskID]attempt{}, hostPending: map[string]int{},
 		execs: map[string]*executorInfo{}, hosts: map[string]*hostInfo{},
 		racks: map[string]int{}, hostRack: map[string]string{},
 		fifo:  newPool(PoolConfig{Name: "root", Mode: FIFO, Weight: 1}),
@@ -164,6 +168,15 @@ func (s *TaskScheduler) WantsOffers() bool {
 		}
 	}
 	return false
+}
+
+// PendingHostPreferences returns, for each host some pending task prefers,
+// how many pending tasks of live task sets prefer it (Spark's
+// hostToLocalTaskCount; a task preferring several hosts counts for each).
+// The counts are maintained as tasks become pending and stop being pending,
+// so the call costs a copy of the map: O(hosts), not O(tasks).
+func (s *TaskScheduler) PendingHostPreferences() map[string]int {
+	return maps.Clone(s.hostPending)
 }
 
 // RunningTasks returns the number of running attempts.
@@ -248,6 +261,7 @@ func (s *TaskScheduler) abort(m *taskSetManager, reason string, last *Failure) [
 		return nil
 	}
 	m.zombie, m.aborted, m.abortReason = true, true, reason
+	m.dropHostPending()
 	m.unschedExpiry = time.Time{}
 	var ev []Event
 	for i := range m.copies {

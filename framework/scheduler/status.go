@@ -78,6 +78,7 @@ func (s *TaskScheduler) handleSuccess(id TaskID, a attempt, size int64, now time
 	ev = append(ev, s.killOthers(m, i, id, fmt.Sprintf("another attempt (TID %d) succeeded", id))...)
 	if m.succeeded == m.numTasks() {
 		m.zombie, m.finished = true, true
+		m.dropHostPending()
 		m.unschedExpiry = time.Time{}
 		ev = append(ev, TaskSetFinished{TaskSetID: m.ts.ID})
 		if s.health != nil {

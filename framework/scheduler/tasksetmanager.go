@@ -41,6 +41,11 @@ type taskSetManager struct {
 	speculatable []int32
 	pendingCount [numLevels]int
 
+	// hostPending counts, per preferred host, this set's pending tasks that
+	// prefer it; hostTotals is the scheduler's sum over live sets (the same
+	// map for every set). Both change only with pending state.
+	hostPending, hostTotals map[string]int
+
 	succeeded, running int
 	zombie, aborted    bool
 	finished           bool // TaskSetFinished emitted
@@ -88,6 +93,7 @@ func newTaskSetManager(s *TaskScheduler, ts TaskSet, seq uint64, now time.Time) 
 		attempts: make([]int32, n), lastTID: make([]TaskID, n),
 		all:        make([]int32, 0, n),
 		lastLaunch: now,
+		hostTotals: s.hostPending,
 	}
 	for i := range m.listOf {
 		m.listOf[i] = map[string]int32{}
@@ -114,6 +120,49 @@ func (m *taskSetManager) adjustPending(i int32, d int) {
 		if f&(1<<l) != 0 {
 			m.pendingCount[l] += d
 		}
+	}
+	if f&fHost != 0 {
+		m.adjustHosts(i, d)
+	}
+}
+
+// adjustHosts adds d to the pending counts of every distinct host task i
+// prefers.
+func (m *taskSetManager) adjustHosts(i int32, d int) {
+	if m.hostPending == nil {
+		m.hostPending = map[string]int{}
+	}
+	prefs := m.ts.Tasks[i].Preferred
+next:
+	for j, loc := range prefs {
+		if loc.Host == "" {
+			continue
+		}
+		for _, p := range prefs[:j] {
+			if p.Host == loc.Host {
+				continue next
+			}
+		}
+		addCount(m.hostPending, loc.Host, d)
+		addCount(m.hostTotals, loc.Host, d)
+	}
+}
+
+// dropHostPending removes the set's pending tasks from the scheduler's
+// per-host counts: the set became a zombie and launches nothing more.
+func (m *taskSetManager) dropHostPending() {
+	for h, n := range m.hostPending {
+		addCount(m.hostTotals, h, -n)
+	}
+	m.hostPending = nil
+}
+
+// addCount adds d to counts[k], deleting the entry when it reaches zero.
+func addCount(counts map[string]int, k string, d int) {
+	if n := counts[k] + d; n != 0 {
+		counts[k] = n
+	} else {
+		delete(counts, k)
 	}
 }
 

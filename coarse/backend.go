@@ -316,10 +316,14 @@ func (b *Backend) KillExecutor(executorID string) error {
 	b.mu.Unlock()
 	if registered {
 		b.d.ExecutorLost(executorID, "killed by the driver", false)
-		_ = b.gw.StopExecutor(executorID, "killed by the driver")
-		return nil
+		if err := b.gw.StopExecutor(executorID, "killed by the driver"); err == nil {
+			b.updateDemand()
+			return nil
+		}
+		// Its stream is gone: end the process through Mesos instead.
 	}
 	b.killMesosTask(e)
+	b.updateDemand()
 	return nil
 }
 

@@ -183,20 +183,10 @@ func (b *Backend) liveLocked() int {
 	return n
 }
 
-func scalarOf(rs mesos.Resources, name string) float64 {
-	v := 0.0
-	for _, r := range rs {
-		if r.Name == name && r.GetType() == mesos.SCALAR && r.Revocable == nil && r.Shared == nil && r.GetDisk().GetPersistence() == nil {
-			v += r.GetScalar().GetValue()
-		}
-	}
-	return v
-}
-
 // carveLocked takes one executor out of a candidate offer.
 func (b *Backend) carveLocked(c *candidate) (*executor, mesos.TaskInfo, bool) {
-	cpus := math.Floor(scalarOf(c.rest, "cpus") + 1e-9)
-	mem := scalarOf(c.rest, "mem")
+	cpus := math.Floor(mesosconn.Scalar(c.rest, "cpus") + 1e-9)
+	mem := mesosconn.Scalar(c.rest, "mem")
 	left := b.set.coresMax - b.cores
 	cores := b.set.executorCores
 	if cores == 0 {
@@ -205,7 +195,7 @@ func (b *Backend) carveLocked(c *candidate) (*executor, mesos.TaskInfo, bool) {
 	switch {
 	case cores < b.set.taskCPUs || float64(cores) > cpus:
 		need := max(b.set.executorCores, b.set.taskCPUs)
-		c.unfit = fmt.Sprintf("cpus %g < %d needed (flint.executor.cores=%d, flint.task.cpus=%d)", scalarOf(c.rest, "cpus"), need, b.set.executorCores, b.set.taskCPUs)
+		c.unfit = fmt.Sprintf("cpus %g < %d needed (flint.executor.cores=%d, flint.task.cpus=%d)", mesosconn.Scalar(c.rest, "cpus"), need, b.set.executorCores, b.set.taskCPUs)
 		c.full = true
 		return nil, mesos.TaskInfo{}, false
 	case cores > left:
@@ -218,7 +208,7 @@ func (b *Backend) carveLocked(c *candidate) (*executor, mesos.TaskInfo, bool) {
 	}
 	gpus := 0
 	if b.set.gpusMax > 0 {
-		gpus = int(min(math.Floor(scalarOf(c.rest, "gpus")+1e-9), float64(b.set.gpusMax-b.gpus)))
+		gpus = int(min(math.Floor(mesosconn.Scalar(c.rest, "gpus")+1e-9), float64(b.set.gpusMax-b.gpus)))
 		gpus = max(gpus, 0)
 	}
 	taken, rest, ok := mesosconn.Take(c.rest, mesosconn.Want{CPUs: float64(cores), MemMB: b.set.memMB, GPUs: float64(gpus)})

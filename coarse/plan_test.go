@@ -178,7 +178,7 @@ func TestPlanGPUsAndTaskInfo(t *testing.T) {
 			t.Errorf("env %s = %q, want %q", k, env[k], want)
 		}
 	}
-	if mem := scalarOf(ti.Resources, "mem"); mem != 1408 {
+	if mem := mesosconn.Scalar(ti.Resources, "mem"); mem != 1408 {
 		t.Fatalf("executor mem = %g, want 1408 (1g + 384m overhead)", mem)
 	}
 }

@@ -179,7 +179,7 @@ func (b *Backend) sizeLocked(g *group) {
 	if known && a.info != nil {
 		g.exec = a.info
 	} else {
-		cpus, mem := scalarOf(g.rest, "cpus"), scalarOf(g.rest, "mem")
+		cpus, mem := mesosconn.Scalar(g.rest, "cpus"), mesosconn.Scalar(g.rest, "mem")
 		var short []string
 		if need := b.set.execCPUs + float64(b.set.taskCPUs); cpus+1e-9 < need {
 			short = append(short, fmt.Sprintf("cpus %s < %s needed (flint.task.cpus + flint.mesos.mesosExecutor.cores)", cpuString(cpus), cpuString(need)))
@@ -200,10 +200,10 @@ func (b *Backend) sizeLocked(g *group) {
 		g.exec = b.executorInfo(id, taken)
 		a.info = g.exec
 	}
-	g.slots = int(math.Floor(scalarOf(g.rest, "cpus")+1e-9)) / b.set.taskCPUs
+	g.slots = int(math.Floor(mesosconn.Scalar(g.rest, "cpus")+1e-9)) / b.set.taskCPUs
 	a.cpus = g.slots * b.set.taskCPUs
 	if g.slots == 0 {
-		g.unfit = fmt.Sprintf("cpus %s < %d needed (flint.task.cpus) beside the running executor", cpuString(scalarOf(g.rest, "cpus")), b.set.taskCPUs)
+		g.unfit = fmt.Sprintf("cpus %s < %d needed (flint.task.cpus) beside the running executor", cpuString(mesosconn.Scalar(g.rest, "cpus")), b.set.taskCPUs)
 	}
 }
 
@@ -492,16 +492,6 @@ func offerIDs(os []mesos.Offer) []mesos.OfferID {
 		ids[i] = o.ID
 	}
 	return ids
-}
-
-func scalarOf(rs mesos.Resources, name string) float64 {
-	v := 0.0
-	for _, r := range rs {
-		if r.Name == name && r.GetType() == mesos.SCALAR && r.Revocable == nil && r.Shared == nil && r.GetDisk().GetPersistence() == nil {
-			v += r.GetScalar().GetValue()
-		}
-	}
-	return v
 }
 
 // reportLost tells the driver that tasks it chose never reached Mesos.

@@ -44,6 +44,20 @@ func Take(offer mesos.Resources, want Want) (taken, rest mesos.Resources, ok boo
 	return taken, rest, true
 }
 
+// Scalar is the amount of scalar resource name (cpus, mem, disk, gpus) in rs
+// that Take can take: reserved and unreserved alike, without revocable,
+// shared or persistent-volume resources.
+func Scalar(rs mesos.Resources, name string) float64 {
+	v := 0.0
+	for i := range rs {
+		r := &rs[i]
+		if r.Name == name && r.GetType() == mesos.SCALAR && r.Revocable == nil && r.Shared == nil && r.GetDisk().GetPersistence() == nil {
+			v += r.GetScalar().GetValue()
+		}
+	}
+	return v
+}
+
 func takeable(r *mesos.Resource, name string, t mesos.Value_Type, reserved bool) bool {
 	return r.Name == name && r.GetType() == t && r.Revocable == nil && r.Shared == nil &&
 		r.GetDisk().GetPersistence() == nil && !r.IsUnreserved() == reserved

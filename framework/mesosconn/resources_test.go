@@ -85,3 +85,34 @@ func TestTakeNotEnough(t *testing.T) {
 		t.Errorf("Take(nothing) = %v, %v", taken, ok)
 	}
 }
+
+// Scalar counts what Take can take: reserved and unreserved, never
+// revocable, shared or persistent-volume resources.
+func TestScalarIsWhatTakeCanTake(t *testing.T) {
+	offer := append(offerResources(),
+		mesos.Resource{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 16}, Role: ptr("*"), Shared: &mesos.Resource_SharedInfo{}},
+		mesos.Resource{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 100}, Role: ptr("*")},
+		mesos.Resource{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 500}, Role: ptr("batch"),
+			Reservation: &mesos.Resource_ReservationInfo{Principal: ptr("ops")},
+			Disk:        &mesos.Resource_DiskInfo{Persistence: &mesos.Resource_DiskInfo_Persistence{ID: "vol"}, Volume: &mesos.Volume{ContainerPath: "data"}}},
+	)
+	for name, want := range map[string]float64{"cpus": 6, "mem": 8192, "gpus": 1, "disk": 100, "ports": 0, "nothing": 0} {
+		got := Scalar(offer, name)
+		if got != want {
+			t.Errorf("Scalar(%s) = %g, want %g", name, got, want)
+		}
+		w := map[string]Want{"cpus": {CPUs: got}, "mem": {MemMB: got}, "gpus": {GPUs: got}, "disk": {DiskMB: got}}
+		if wt, ok := w[name]; ok {
+			if _, _, ok := Take(offer, wt); !ok {
+				t.Errorf("Take cannot take the %g %s Scalar reports", got, name)
+			}
+			more := map[string]Want{"cpus": {CPUs: got + 0.001}, "mem": {MemMB: got + 0.001}, "gpus": {GPUs: got + 0.001}, "disk": {DiskMB: got + 0.001}}[name]
+			if _, _, ok := Take(offer, more); ok {
+				t.Errorf("Take took more %s than the %g Scalar reports", name, got)
+			}
+		}
+	}
+	if got := Scalar(nil, "cpus"); got != 0 {
+		t.Errorf("Scalar(nil) = %g", got)
+	}
+}

@@ -155,6 +155,10 @@ func (m *Master) every(d time.Duration, f func(now time.Time)) {
 		return
 	}
 	l := &loop{}
+	if m.closed { // nothing runs after Close (and Close must not wait for it)
+		l.stopped = true
+		return
+	}
 	m.timers[l] = struct{}{}
 	var arm func()
 	arm = func() {
@@ -177,6 +181,10 @@ func (m *Master) every(d time.Duration, f func(now time.Time)) {
 // Callers hold m.mu.
 func (m *Master) after(d time.Duration, f func(now time.Time)) *loop {
 	l := &loop{}
+	if m.closed { // e.g. a stream ending during Close must not arm a failover timer Close would wait for
+		l.stopped = true
+		return l
+	}
 	m.timers[l] = struct{}{}
 	m.wg.Add(1)
 	l.t = m.cfg.Clock.AfterFunc(d, func() {

@@ -142,3 +142,4 @@ func BenchmarkOfferThroughput(b *testing.B) {
 	}
 	b.ReportMetric(float64(got)/time.Since(start).Seconds(), "offers/s")
 }
+

@@ -142,4 +142,3 @@ func BenchmarkOfferThroughput(b *testing.B) {
 	}
 	b.ReportMetric(float64(got)/time.Since(start).Seconds(), "offers/s")
 }
-

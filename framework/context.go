@@ -206,7 +206,8 @@ func (c *Context) SetProgress(p Progress) { c.progress = p }
 // AddListener delivers events posted from now on to l.
 func (c *Context) AddListener(l event.Listener) { c.bus.AddListener(l) }
 
-// ActiveStages reports the progress of running stages (the progress bar's source).
+// ActiveStages reports the progress of running stages and of the last few
+// ended ones (Ended set, final counts): the progress bar's source.
 func (c *Context) ActiveStages() []progress.StageStatus { return c.driver.activeStages() }
 
 // Explain says why task index of an active stage is not running yet.

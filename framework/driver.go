@@ -29,6 +29,7 @@ type driver struct {
 	jobs      map[string]*jobState
 	running   map[scheduler.TaskID]attempt
 	stages    map[int]*progress.StageStatus
+	ended     []int // ended stages still in stages, oldest first
 	nextJob   int64
 	nextStage int
 	stopped   bool

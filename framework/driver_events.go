@@ -88,7 +88,7 @@ func (d *driver) endJob(setID string, ab *scheduler.TaskSetAborted, now time.Tim
 	}
 	js.ended = true
 	delete(d.jobs, setID)
-	delete(d.stages, js.stage)
+	d.stageEnded(js.stage)
 	reason := ""
 	if ab != nil {
 		js.err = jobError(js, ab)
@@ -185,7 +185,25 @@ func (d *driver) stop() {
 	d.fetches.Wait()
 }
 
-// activeStages is the status tracker behind the progress bar.
+// keepEndedStages is how many ended stages the status tracker still reports
+// (Ended set), so the progress display learns their final counts.
+const keepEndedStages = 8
+
+// stageEnded marks a stage ended and forgets the oldest ended ones.
+// Called with d.mu held.
+func (d *driver) stageEnded(stage int) {
+	if st := d.stages[stage]; st != nil {
+		st.Ended = true
+	}
+	d.ended = append(d.ended, stage)
+	if len(d.ended) > keepEndedStages {
+		delete(d.stages, d.ended[0])
+		d.ended = d.ended[1:]
+	}
+}
+
+// activeStages is the status tracker behind the progress bar: running
+// stages and the last few ended ones.
 func (d *driver) activeStages() []progress.StageStatus {
 	d.mu.Lock()
 	out := make([]progress.StageStatus, 0, len(d.stages))

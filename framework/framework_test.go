@@ -331,3 +331,22 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestEndedStagesReportFinalCounts(t *testing.T) {
+	fc := newContext(t, "flint.master=local[2]")
+	if _, err := framework.Map(context.Background(), fc, square, ints(12)); err != nil {
+		t.Fatal(err)
+	}
+	st := fc.ActiveStages()
+	if len(st) != 1 || !st[0].Ended || st[0].Completed != 12 || st[0].NumTasks != 12 || st[0].Active != 0 {
+		t.Fatalf("stages after the job = %+v, want stage 0 ended with 12/12 done", st)
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := framework.Map(context.Background(), fc, square, ints(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(fc.ActiveStages()); n != 8 {
+		t.Fatalf("%d stages reported after 11 jobs, want the last 8 ended ones", n)
+	}
+}

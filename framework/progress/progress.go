@@ -19,10 +19,14 @@ type StageStatus struct {
 	Name                                string
 	NumTasks, Active, Completed, Failed int
 	Submitted                           time.Time
+	// Ended marks a stage that will run no more tasks (its job finished or
+	// failed); a Source reports it once more with its final counts.
+	Ended bool
 }
 
-// Source returns the active (submitted, unfinished) stages. A stage that the Source stops
-// returning, or whose Completed reaches NumTasks, has finished.
+// Source returns the active (submitted, unfinished) stages, and may return an ended stage
+// (Ended set) with its final counts. A stage that the Source stops returning, that is Ended,
+// or whose Completed reaches NumTasks, has finished.
 type Source func() []StageStatus
 
 // Options configure a Bar. Zero fields take the defaults shown.
@@ -185,7 +189,7 @@ func (b *Bar) classify(now time.Time, stages []StageStatus) (ended, visible []St
 	}
 	for id, last := range b.tracked {
 		s, ok := current[id]
-		if ok && !finished(s) {
+		if ok && !done(s) {
 			continue
 		}
 		if ok {
@@ -195,7 +199,7 @@ func (b *Bar) classify(now time.Time, stages []StageStatus) (ended, visible []St
 		delete(b.tracked, id)
 	}
 	for _, s := range stages {
-		if finished(s) || now.Sub(s.Submitted) <= b.opts.FirstDelay {
+		if done(s) || now.Sub(s.Submitted) <= b.opts.FirstDelay {
 			continue
 		}
 		b.tracked[s.StageID] = s
@@ -212,6 +216,9 @@ func (b *Bar) classify(now time.Time, stages []StageStatus) (ended, visible []St
 func finished(s StageStatus) bool {
 	return s.NumTasks > 0 && s.Completed >= s.NumTasks
 }
+
+// done: the stage runs no more tasks (all completed, or it ended).
+func done(s StageStatus) bool { return s.Ended || finished(s) }
 
 func (b *Bar) width() int {
 	if b.opts.Width > 0 {

@@ -354,3 +354,36 @@ func TestFinishAllClearsTheBarAtOnce(t *testing.T) {
 		t.Fatalf("second FinishAll wrote more: %q", got)
 	}
 }
+
+func TestPlainFinalUsesTheEndedStagesFinalCounts(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(1000, 0)
+	ticks := make(chan time.Time)
+	refreshed := make(chan struct{})
+	stages := []StageStatus{{StageID: 3, Name: "pi", NumTasks: 20, Completed: 0, Active: 2, Submitted: now.Add(-time.Second)}}
+	var mu sync.Mutex
+	src := func() []StageStatus { mu.Lock(); defer mu.Unlock(); return append([]StageStatus(nil), stages...) }
+	b := New(&out, src, Options{Now: func() time.Time { return now }, Ticks: ticks, PlainInterval: time.Hour})
+	b.onRefresh = func() { refreshed <- struct{}{} }
+	b.Start()
+	defer b.Stop()
+	ticks <- now
+	<-refreshed
+	mu.Lock()
+	stages = []StageStatus{{StageID: 3, Name: "pi", NumTasks: 20, Completed: 20, Submitted: now.Add(-time.Second), Ended: true}}
+	mu.Unlock()
+	ticks <- now
+	<-refreshed
+	if got := out.String(); !strings.Contains(got, "Stage 3 (pi): finished, 20/20 tasks done, 0 failed\n") {
+		t.Fatalf("final line lacks the final counts: %q", got)
+	}
+	mu.Lock()
+	stages = []StageStatus{{StageID: 3, Name: "pi", NumTasks: 20, Completed: 20, Submitted: now.Add(-time.Second), Ended: true}}
+	mu.Unlock()
+	before := out.Len()
+	ticks <- now
+	<-refreshed
+	if out.Len() != before {
+		t.Fatalf("an ended stage reported again: %q", out.String()[before:])
+	}
+}

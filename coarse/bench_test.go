@@ -2,28 +2,38 @@ package coarse_test
 
 import (
 	"context"
-	"net"
+	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/proto/flintpb"
+	"github.com/flint-mesos/flint/internal/grpcecho"
 )
 
-// BenchmarkEmptyTasks runs jobs of empty tasks through two coarse
-// executors (4 cores each) on a minimesos cluster over loopback: the full
-// path driver core → gateway → executor process → status update → driver.
-// Compare with BenchmarkRawEcho, run in the same session.
+// benchSlots are the task slots the throughput benchmarks use across their
+// two executors, and the round trips the echo baseline keeps in flight across
+// its two client processes: 2 executors × 4 cores, and 2 × 32 cores (the
+// in-process echo's 64 in flight).
+var benchSlots = []int{8, 64}
+
+// BenchmarkEmptyTasks runs jobs of empty tasks through two coarse executor
+// processes on a minimesos cluster over loopback: the full path driver core
+// → gateway → executor process → status update → driver. Compare with
+// BenchmarkRawEcho at the same number of slots, run in the same session.
 //
-//	go test -run '^$' -bench . ./coarse
+//	go test -run '^$' -bench 'EmptyTasks|RawEcho' ./coarse
 func BenchmarkEmptyTasks(b *testing.B) {
-	c := startCluster(b, clusterOpts{resources: "cpus:4;mem:1024;disk:1024"})
-	r := mustRun(b, mesosURL(c), "flint.log.level=warn")
-	waitFor(b, 10*time.Second, "2 executors", func() bool { return r.fc.DefaultParallelism() == 8 })
+	for _, slots := range benchSlots {
+		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) { benchEmptyTasks(b, slots) })
+	}
+}
+
+func benchEmptyTasks(b *testing.B, slots int) {
+	c := startCluster(b, clusterOpts{resources: fmt.Sprintf("cpus:%d;mem:1024;disk:1024", slots/2)})
+	r := mustRun(b, mesosURL(c), append(benchProfileConf(), "flint.log.level=warn")...)
+	waitFor(b, 10*time.Second, "2 executors", func() bool { return r.fc.DefaultParallelism() == slots })
 	const tasks = 2000
 	in := ints(tasks)
 	ctx := context.Background()
@@ -67,89 +77,65 @@ func BenchmarkTaskLatency(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
-// BenchmarkRawEcho is the baseline of BenchmarkEmptyTasks: a raw gRPC
-// bidirectional stream over loopback with the same codec, one
-// StatusUpdate-sized ExecutorMessage up and one TaskDescription-sized
-// DriverMessage down per round trip, 64 round trips in flight. It reports
-// message pairs per second.
+// BenchmarkRawEcho is the baseline of BenchmarkEmptyTasks: raw gRPC
+// bidirectional-stream round trips over loopback with the same codec (one
+// StatusUpdate-sized message up, one TaskDescription-sized message down; see
+// internal/grpcecho), between this process and two child processes of the
+// same binary — as the driver and its two executors — with as many round
+// trips in flight in all as the task benchmark has slots. "in-process" is
+// both ends in this process, 64 in flight (the figure earlier runs quoted).
+// It reports round trips per second.
 func BenchmarkRawEcho(b *testing.B) {
-	srv := grpc.NewServer(grpc.ForceServerCodec(flintpb.Codec{}))
-	srv.RegisterService(&echoDesc, struct{}{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(flintpb.Codec{})))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cc.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := cc.NewStream(ctx, &echoDesc.Streams[0], "/flint.bench.Echo/Echo")
-	if err != nil {
-		b.Fatal(err)
-	}
-	const inFlight, pairs = 64, 200_000
-	done := make(chan struct{}, inFlight)
-	recvDone := make(chan struct{})
-	go func() {
-		defer close(recvDone)
-		for {
-			if err := s.RecvMsg(new(flintpb.DriverMessage)); err != nil {
-				return
-			}
-			done <- struct{}{}
-		}
-	}()
-	uuid := make([]byte, 16)
-	b.ResetTimer()
-	start := time.Now()
-	for b.Loop() {
-		outstanding := 0
-		for i := range pairs {
-			if outstanding == inFlight {
-				<-done
-				outstanding--
-			}
-			m := &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: &flintpb.StatusUpdate{
-				TaskId: uint64(i + 1), ExecutorId: "1", State: flintpb.TaskState_TASK_FINISHED, Uuid: uuid,
-				Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: []byte{3, 4, 0, 0}}}}}}
-			if err := s.SendMsg(m); err != nil {
+	const perIter = 100_000
+	for _, slots := range benchSlots {
+		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
+			s := startEcho(b)
+			cl, err := grpcecho.StartClients(os.Args[0], s, 2, slots/2)
+			if err != nil {
 				b.Fatal(err)
 			}
-			outstanding++
-		}
-		for ; outstanding > 0; outstanding-- {
-			<-done
-		}
-	}
-	b.ReportMetric(float64(b.N*pairs)/time.Since(start).Seconds(), "pairs/s")
-	_ = s.CloseSend()
-	cancel()
-	<-recvDone
-}
-
-// echoDesc is a raw bidirectional stream answering every ExecutorMessage
-// with a DriverMessage carrying a launch.
-var echoDesc = grpc.ServiceDesc{
-	ServiceName: "flint.bench.Echo",
-	HandlerType: (*any)(nil),
-	Streams: []grpc.StreamDesc{{StreamName: "Echo", ServerStreams: true, ClientStreams: true,
-		Handler: func(_ any, s grpc.ServerStream) error {
-			for {
-				in := new(flintpb.ExecutorMessage)
-				if err := s.RecvMsg(in); err != nil {
-					return nil
+			defer func() {
+				if err := cl.Close(); err != nil {
+					b.Error(err)
 				}
-				out := &flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTask{LaunchTask: &flintpb.TaskDescription{
-					TaskId: in.GetStatusUpdate().GetTaskId(), Function: "noop", Codec: "gob", Input: []byte{3, 4, 0, 0}}}}
-				if err := s.SendMsg(out); err != nil {
-					return nil
+			}()
+			if err := cl.Run(1000); err != nil { // warm up
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			for b.Loop() {
+				if err := cl.Run(perIter / 2); err != nil {
+					b.Fatal(err)
 				}
 			}
-		}}},
+			b.ReportMetric(float64(b.N*perIter)/time.Since(start).Seconds(), "pairs/s")
+		})
+	}
+	b.Run("in-process/inflight=64", func(b *testing.B) {
+		s := startEcho(b)
+		c, err := grpcecho.Dial(s.Addr(), 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ResetTimer()
+		start := time.Now()
+		for b.Loop() {
+			if err := c.Run(perIter, 64); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*perIter)/time.Since(start).Seconds(), "pairs/s")
+	})
+}
+
+func startEcho(b *testing.B) *grpcecho.Server {
+	b.Helper()
+	s, err := grpcecho.Listen()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/internal/grpcecho"
 	"github.com/flint-mesos/flint/internal/mesostest"
 )
 
@@ -23,10 +25,39 @@ import (
 // functions registered, so the backend's default (serving the driver's own
 // executable) is what the tests exercise.
 func TestMain(m *testing.M) {
+	if code, ran := grpcecho.MaybeClientMain(); ran {
+		os.Exit(code)
+	}
 	if os.Getenv(flint.EnvRole) != "" {
-		os.Exit(flint.Execute("coarse.test", nil, nil))
+		os.Exit(executorMain())
 	}
 	goleak.VerifyTestMain(m)
+}
+
+// executorMain runs the executor role, under a CPU profile written to the
+// directory in $COARSE_BENCH_EXECUTOR_PROFILE when the benchmarks set it
+// (see benchProfileConf).
+func executorMain() int {
+	if dir := os.Getenv(envExecutorProfile); dir != "" {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("executor-%d.pprof", os.Getpid())))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
+	return flint.Execute("coarse.test", nil, nil)
+}
+
+const envExecutorProfile = "COARSE_BENCH_EXECUTOR_PROFILE"
+
+// benchProfileConf passes $COARSE_BENCH_EXECUTOR_PROFILE on to the
+// executors, so that `COARSE_BENCH_EXECUTOR_PROFILE=/tmp/p go test -bench`
+// profiles the executor processes as -cpuprofile does the driver.
+func benchProfileConf() []string {
+	if dir := os.Getenv(envExecutorProfile); dir != "" {
+		return []string{"flint.executorEnv." + envExecutorProfile + "=" + dir}
+	}
+	return nil
 }
 
 // Task functions, registered in driver and executors alike.

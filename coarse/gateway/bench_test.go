@@ -1,17 +1,13 @@
 package gateway_test
 
 import (
-	"context"
-	"net"
 	"slices"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/executor/coarse"
+	"github.com/flint-mesos/flint/internal/grpcecho"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -92,70 +88,20 @@ func benchGateway(b *testing.B, inFlight int) {
 	}, done)
 }
 
-// echoDesc is a raw bidirectional stream answering every ExecutorMessage
-// with a DriverMessage carrying a launch.
-var echoDesc = grpc.ServiceDesc{
-	ServiceName: "flint.bench.Echo",
-	HandlerType: (*any)(nil),
-	Streams: []grpc.StreamDesc{{StreamName: "Echo", ServerStreams: true, ClientStreams: true,
-		Handler: func(_ any, s grpc.ServerStream) error {
-			for {
-				in := new(flintpb.ExecutorMessage)
-				if err := s.RecvMsg(in); err != nil {
-					return nil
-				}
-				u := in.GetStatusUpdate()
-				out := &flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTask{LaunchTask: &flintpb.TaskDescription{
-					TaskId: u.GetTaskId(), Function: "noop", Codec: "gob", Input: []byte{3, 4, 0, 0}}}}
-				if err := s.SendMsg(out); err != nil {
-					return nil
-				}
-			}
-		}}},
-}
-
 func benchEcho(b *testing.B, inFlight int) {
-	srv := grpc.NewServer(grpc.ForceServerCodec(flintpb.Codec{}))
-	srv.RegisterService(&echoDesc, struct{}{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := grpcecho.Listen()
 	if err != nil {
 		b.Fatal(err)
 	}
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(flintpb.Codec{})))
+	defer srv.Close()
+	c, err := grpcecho.Dial(srv.Addr(), window)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cc.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := cc.NewStream(ctx, &echoDesc.Streams[0], "/flint.bench.Echo/Echo")
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{}, window)
-	recvDone := make(chan struct{})
-	go func() {
-		defer close(recvDone)
-		for {
-			if err := s.RecvMsg(new(flintpb.DriverMessage)); err != nil {
-				return
-			}
-			done <- struct{}{}
-		}
-	}()
-	uuid := make([]byte, 16)
+	defer c.Close()
 	pipeline(b, inFlight, func(i int) {
-		m := &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: &flintpb.StatusUpdate{
-			TaskId: uint64(i + 1), ExecutorId: "exec-1", State: flintpb.TaskState_TASK_FINISHED, Uuid: uuid,
-			Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: []byte{3, 4, 0, 0}}}}}}
-		if err := s.SendMsg(m); err != nil {
+		if err := c.Send(uint64(i + 1)); err != nil {
 			b.Fatal(err)
 		}
-	}, done)
-	_ = s.CloseSend()
-	cancel()
-	<-recvDone
+	}, c.Answers())
 }

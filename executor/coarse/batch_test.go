@@ -47,23 +47,50 @@ func TestDrainKeepsReportOrder(t *testing.T) {
 	if !batching || done || chunk != nil || len(ctrl) != 0 {
 		t.Fatalf("drain: batching %v done %v chunk %v ctrl %v", batching, done, chunk, ctrl)
 	}
-	if got, want := ids(us), []string{"1:R", "2:R", "1:F", "3:R"}; !slices.Equal(got, want) {
+	// Task 1 finished before its RUNNING update was sent: the terminal
+	// update supersedes it, in the queue and among the unacked.
+	if got, want := ids(us), []string{"2:R", "1:F", "3:R"}; !slices.Equal(got, want) {
 		t.Fatalf("drained %v, want %v", got, want)
 	}
-	if n := c.pendingUpdates(); n != 4 {
-		t.Fatalf("%d unacked, want 4", n)
+	if n := c.pendingUpdates(); n != 3 {
+		t.Fatalf("%d unacked, want 3", n)
 	}
+	// Task 2's RUNNING update was already drained (sent): it stays.
 	c.report(upd(2, failed, 5))
 	us, _, _, _, _ = c.drain(us[:0])
 	if got, want := ids(us), []string{"2:F"}; !slices.Equal(got, want) {
 		t.Fatalf("drained %v, want %v", got, want)
 	}
-	if n := c.pendingUpdates(); n != 5 {
-		t.Fatalf("%d unacked, want 5", n)
+	if n := c.pendingUpdates(); n != 4 {
+		t.Fatalf("%d unacked, want 4", n)
 	}
 	c.acked(upd(0, 0, 2).Uuid, upd(0, 0, 3).Uuid, upd(0, 0, 3).Uuid, upd(0, 0, 5).Uuid, []byte{1})
+	if n := c.pendingUpdates(); n != 1 {
+		t.Fatalf("%d unacked after acks, want 1", n)
+	}
+}
+
+// A RUNNING update is superseded only by its own task's terminal update,
+// and only while it waits in the queue of a live session.
+func TestSupersedeRunningOnlyItsOwnQueuedUpdate(t *testing.T) {
+	c := testClient()
+	c.report(upd(1, running, 1)) // no session: kept for the next one
+	c.report(upd(1, finished, 2))
 	if n := c.pendingUpdates(); n != 2 {
-		t.Fatalf("%d unacked after acks, want 2", n)
+		t.Fatalf("%d unacked without a session, want 2 (resent when one begins)", n)
+	}
+	c.begin(true)
+	us, _, _, _, _ := c.drain(nil)
+	if got, want := ids(us), []string{"1:R", "1:F"}; !slices.Equal(got, want) {
+		t.Fatalf("resent %v, want %v", got, want)
+	}
+	c.report(upd(2, running, 3))
+	c.report(upd(3, running, 4))
+	c.report(upd(3, failed, 5))
+	c.report(upd(4, finished, 6)) // no RUNNING queued at all
+	us, _, _, _, _ = c.drain(us[:0])
+	if got, want := ids(us), []string{"2:R", "3:F", "4:F"}; !slices.Equal(got, want) {
+		t.Fatalf("drained %v, want %v", got, want)
 	}
 }
 

@@ -55,11 +55,36 @@ func newClient(cfg Config, api flintpb.ExecutorGatewayClient) *client {
 func (c *client) report(u *flintpb.StatusUpdate) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.live && u.State != flintpb.TaskState_TASK_RUNNING {
+		c.supersedeRunning(u.TaskId)
+	}
 	c.seq++
 	c.unacked[[16]byte(u.Uuid)] = unacked{seq: c.seq, u: u}
 	if c.live {
 		c.updates = append(c.updates, u)
 		c.signal()
+	}
+}
+
+// supersedeScan bounds how far back supersedeRunning looks in the queue, so
+// a long queue (a stalled stream) never makes reporting quadratic.
+const supersedeScan = 64
+
+// supersedeRunning drops the RUNNING update of task id if it is still queued
+// and unsent: the terminal update being reported carries everything the
+// driver needs, so a task that ends before the sender wakes costs one update
+// on the wire instead of two. It is never sent, so it needs no ack.
+func (c *client) supersedeRunning(id uint64) {
+	for i := len(c.updates) - 1; i >= max(0, len(c.updates)-supersedeScan); i-- {
+		q := c.updates[i]
+		if q.TaskId != id {
+			continue
+		}
+		if q.State == flintpb.TaskState_TASK_RUNNING {
+			delete(c.unacked, [16]byte(q.Uuid))
+			c.updates = slices.Delete(c.updates, i, i+1)
+		}
+		return
 	}
 }
 

@@ -36,6 +36,9 @@
 // RegisteredExecutor.batching is set, sends every status update queued when
 // its sender wakes as one StatusUpdates message (report order kept; no
 // waiting to fill a batch). With an older driver it sends them one by one.
+// A task's RUNNING update still waiting in the queue when its terminal
+// update is reported is dropped (the terminal update supersedes it), so a
+// task that ends before the sender wakes costs one update instead of two.
 //
 // Faults: when the stream breaks the executor keeps running its tasks,
 // keeps their status updates, and reconnects with exponential backoff

@@ -34,10 +34,11 @@ func (m *taskSetManager) recordAttempt(i int32, tid TaskID) {
 }
 
 // killOthers asks to kill the running attempts of index i other than id.
-func (s *TaskScheduler) killOthers(m *taskSetManager, i int32, id TaskID, reason string) []Event {
+func (s *TaskScheduler) killOthers(m *taskSetManager, i int32, id TaskID) []Event {
 	if m.copies[i] == 0 {
 		return nil
 	}
+	reason := fmt.Sprintf("another attempt (TID %d) succeeded", id) // only built when there is another attempt
 	var ev []Event
 	for _, tid := range m.tidsOf(i) {
 		if a, ok := s.running[tid]; ok && tid != id {
@@ -75,7 +76,7 @@ func (s *TaskScheduler) handleSuccess(id TaskID, a attempt, size int64, now time
 	m.succeeded++
 	m.durations = append(m.durations, now.Sub(a.launched))
 	ev := []Event{TaskSucceeded{TaskID: id, TaskSetID: m.ts.ID, Index: int(i), Attempt: int(a.attempt)}}
-	ev = append(ev, s.killOthers(m, i, id, fmt.Sprintf("another attempt (TID %d) succeeded", id))...)
+	ev = append(ev, s.killOthers(m, i, id)...)
 	if m.succeeded == m.numTasks() {
 		m.zombie, m.finished = true, true
 		m.dropHostPending()

@@ -415,13 +415,11 @@ func (c *conn) onStatus(us []*flintpb.StatusUpdate) error {
 			c.queueAcks(acks)
 			return err
 		}
-		key := [16]byte(u.Uuid)
-		if !c.g.dedup.contains(key) {
-			if c.g.isClosing() {
-				return nil
-			}
+		if c.g.isClosing() {
+			return nil
+		}
+		if c.g.dedup.firstSeen([16]byte(u.Uuid)) {
 			c.g.cfg.Events.StatusUpdate(u)
-			c.g.dedup.add(key)
 		}
 		acks = append(acks, ackItem{taskID: u.TaskId, uuid: u.Uuid})
 	}

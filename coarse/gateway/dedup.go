@@ -17,18 +17,14 @@ func newDedup(n int) *dedup {
 	return &dedup{set: make(map[[16]byte]struct{}, n), ring: make([][16]byte, 0, n)}
 }
 
-func (d *dedup) contains(k [16]byte) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, ok := d.set[k]
-	return ok
-}
-
-func (d *dedup) add(k [16]byte) {
+// firstSeen records k and reports whether it was new: one lock and one
+// lookup per update on the gateway's hot path. When the window is full the
+// oldest uuid is forgotten.
+func (d *dedup) firstSeen(k [16]byte) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.set[k]; ok {
-		return
+		return false
 	}
 	if len(d.ring) < cap(d.ring) {
 		d.ring = append(d.ring, k)
@@ -38,4 +34,5 @@ func (d *dedup) add(k [16]byte) {
 		d.next = (d.next + 1) % len(d.ring)
 	}
 	d.set[k] = struct{}{}
+	return true
 }

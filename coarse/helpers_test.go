@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"testing"
 	"time"
@@ -39,13 +40,22 @@ func TestMain(m *testing.M) {
 // (see benchProfileConf).
 func executorMain() int {
 	if dir := os.Getenv(envExecutorProfile); dir != "" {
+		runtime.MemProfileRate = 4096
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("executor-%d.pprof", os.Getpid())))
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			defer f.Close()
 			defer pprof.StopCPUProfile()
 		}
+		defer writeAllocProfile(filepath.Join(dir, fmt.Sprintf("executor-%d.allocs", os.Getpid())))
 	}
 	return flint.Execute("coarse.test", nil, nil)
+}
+
+func writeAllocProfile(path string) {
+	if f, err := os.Create(path); err == nil {
+		_ = pprof.Lookup("allocs").WriteTo(f, 0)
+		_ = f.Close()
+	}
 }
 
 const envExecutorProfile = "COARSE_BENCH_EXECUTOR_PROFILE"

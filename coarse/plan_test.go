@@ -173,7 +173,7 @@ func TestPlanGPUsAndTaskInfo(t *testing.T) {
 		env[v.Name] = v.GetValue()
 	}
 	for k, want := range map[string]string{"FLINT_ROLE": "coarse-executor", "FLINT_DRIVER_URL": "driver:2", "FLINT_EXECUTOR_ID": ti.TaskID.Value,
-		"FLINT_EXECUTOR_CORES": "2", "FLINT_SECRET": "s3cret", "FLINT_AGENT_ID": "a1", "FLINT_EXECUTOR_HOST": "a1.host", "FLINT_USER": "alice", "MY_VAR": "x"} {
+		"FLINT_EXECUTOR_CORES": "2", "FLINT_SECRET": "s3cret", "FLINT_AGENT_ID": "a1", "FLINT_EXECUTOR_HOST": "a1.host", "FLINT_USER": "alice", "MY_VAR": "x", "GOMEMLIMIT": "1024MiB"} {
 		if env[k] != want {
 			t.Errorf("env %s = %q, want %q", k, env[k], want)
 		}

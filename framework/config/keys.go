@@ -99,7 +99,7 @@ var table = []Key{
 		Doc: "Default timeout for network interactions between driver and executors."},
 	// Execution.
 	{Name: "flint.executor.memory", Kind: KindSize, Default: "1g", SizeUnit: MiB, Group: GroupExecution,
-		Doc: "Memory per executor. A bare number is in MiB." + mesosUsed},
+		Doc: "Memory per executor (its Go heap, as Spark's is the JVM heap): executors run with `GOMEMLIMIT` set to it unless `flint.executorEnv.GOMEMLIMIT` is given. A bare number is in MiB." + mesosUsed},
 	{Name: "flint.executor.cores", Kind: KindInt, Group: GroupExecution,
 		Doc: "Cores per executor. Unset: in coarse mode an executor takes all cores of the offer (up to `flint.cores.max`)." + coarse},
 	{Name: "flint.cores.max", Kind: KindInt, Group: GroupExecution,

@@ -13,12 +13,16 @@ import (
 // max(384 MiB, 10% of flint.executor.memory).
 const minOverheadMB = 384
 
+// EnvMemLimit is the Go runtime's soft memory limit variable, set for
+// executors from flint.executor.memory.
+const EnvMemLimit = "GOMEMLIMIT"
+
 // Executor are the flint.* keys both backends launch executors with.
 type Executor struct {
 	URI         string                  // flint.executor.uri; "" = serve the driver's own executable
 	Command     string                  // flint.mesos.executor.command; default ./<URI's file name>
 	ExtraURIs   []string                // flint.mesos.uris
-	Env         map[string]string       // flint.executorEnv.*
+	Env         map[string]string       // flint.executorEnv.*, plus GOMEMLIMIT from flint.executor.memory
 	Constraints constraints.Constraints // flint.mesos.constraints
 	MemMB       float64                 // flint.executor.memory + flint.mesos.executor.memoryOverhead, in MiB
 }
@@ -38,6 +42,12 @@ func ReadExecutor(cfg *config.Config) (Executor, []error) {
 		overhead = float64(cfg.Size("flint.mesos.executor.memoryOverhead")) / (1 << 20)
 	}
 	e.MemMB = math.Ceil(mem + overhead)
+	if _, set := e.Env[EnvMemLimit]; !set && mem >= 1 {
+		// Spark gives the JVM -Xmx = spark.executor.memory; the Go analogue
+		// is the runtime's soft memory limit, so the GC works harder before
+		// the container's limit (memory + overhead) is reached.
+		e.Env[EnvMemLimit] = fmt.Sprintf("%dMiB", int64(mem))
+	}
 	c, err := constraints.Parse(cfg.String("flint.mesos.constraints"))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("flint.mesos.constraints: %w", err))

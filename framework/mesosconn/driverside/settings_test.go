@@ -1,0 +1,47 @@
+package driverside
+
+import (
+	"testing"
+
+	"github.com/flint-mesos/flint/framework/config"
+)
+
+func readExecutor(t *testing.T, conf ...string) Executor {
+	t.Helper()
+	cfg, err := config.Load(config.LoadOptions{Conf: conf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, errs := ReadExecutor(cfg)
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	return e
+}
+
+func TestExecutorMemory(t *testing.T) {
+	for _, c := range []struct {
+		conf       []string
+		wantMemMB  float64
+		wantLimit  string
+		wantOthers map[string]string
+	}{
+		{nil, 1024 + 384, "1024MiB", nil},
+		{[]string{"flint.executor.memory=8g"}, 9012, "8192MiB", nil},
+		{[]string{"flint.executor.memory=512m", "flint.mesos.executor.memoryOverhead=64m"}, 576, "512MiB", nil},
+		{[]string{"flint.executor.memory=512m", "flint.executorEnv.GOMEMLIMIT=300MiB", "flint.executorEnv.A=b"}, 512 + 384, "300MiB", map[string]string{"A": "b"}},
+	} {
+		e := readExecutor(t, c.conf...)
+		if e.MemMB != c.wantMemMB {
+			t.Errorf("%v: MemMB = %g, want %g", c.conf, e.MemMB, c.wantMemMB)
+		}
+		if got := e.Env[EnvMemLimit]; got != c.wantLimit {
+			t.Errorf("%v: GOMEMLIMIT = %q, want %q", c.conf, got, c.wantLimit)
+		}
+		for k, v := range c.wantOthers {
+			if e.Env[k] != v {
+				t.Errorf("%v: env %s = %q, want %q", c.conf, k, e.Env[k], v)
+			}
+		}
+	}
+}

@@ -92,6 +92,9 @@ func Names() []string {
 
 // GobCodec is the encoding/gob codec, named "gob". Each Marshal produces a
 // self-contained gob stream (type descriptors followed by one value).
+// Values of Go's basic types (bool, ints, uints, floats, string, []byte)
+// take a fast path that writes and reads gob's exact bytes without
+// building an encoder or decoder (see gobfast.go).
 type GobCodec struct{}
 
 // Name returns "gob".
@@ -101,6 +104,9 @@ func (GobCodec) Name() string { return "gob" }
 // so is anything encoding/gob panics on (such as a nil pointer stored in an
 // interface inside v).
 func (GobCodec) Marshal(v any) (data []byte, err error) {
+	if data, ok := gobMarshalFast(v); ok {
+		return data, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			data, err = nil, fmt.Errorf("codec: gob: marshal %T: %v", v, r)
@@ -119,6 +125,9 @@ func (GobCodec) Marshal(v any) (data []byte, err error) {
 // Unmarshal decodes one gob value from data into v and rejects trailing
 // bytes.
 func (GobCodec) Unmarshal(data []byte, v any) error {
+	if gobUnmarshalFast(data, v) {
+		return nil
+	}
 	r := bytes.NewReader(data)
 	if err := gob.NewDecoder(r).Decode(v); err != nil {
 		return fmt.Errorf("codec: gob: unmarshal %d bytes into %T: %w", len(data), v, err)

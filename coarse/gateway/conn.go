@@ -39,7 +39,8 @@ type conn struct {
 	reg      atomic.Bool // id, info and batching are set (before reg) and never change
 	id       string
 	info     ExecutorInfo
-	batching bool // the executor understands LaunchTasks and StatusUpdateAcks
+	batching bool   // the executor understands LaunchTasks and StatusUpdateAcks
+	dedup    *dedup // the executor's window of delivered update uuids
 
 	mu       sync.Mutex
 	queue    []*flintpb.DriverMessage
@@ -309,6 +310,7 @@ func (c *conn) finish() {
 		g.mu.Lock()
 		if g.execs[c.id] == c {
 			delete(g.execs, c.id)
+			g.dedups.leave(c.id, g.cfg.Clock.Now())
 			lost = true
 		}
 		g.mu.Unlock()
@@ -389,6 +391,7 @@ func (c *conn) register(r *flintpb.RegisterExecutor) error {
 		return status.Errorf(codes.AlreadyExists, "gateway: executor %q is already registered (from %s)", r.ExecutorId, old.addr)
 	}
 	c.id, c.info, c.batching = r.ExecutorId, info, r.Batching
+	c.dedup = g.dedups.join(c.id)
 	c.reg.Store(true)
 	g.execs[c.id] = c
 	reply := &flintpb.RegisteredExecutor{DriverId: g.cfg.DriverID, Properties: g.cfg.Properties,
@@ -418,7 +421,7 @@ func (c *conn) onStatus(us []*flintpb.StatusUpdate) error {
 		if c.g.isClosing() {
 			return nil
 		}
-		if c.g.dedup.firstSeen([16]byte(u.Uuid)) {
+		if c.dedup.firstSeen([16]byte(u.Uuid)) {
 			c.g.cfg.Events.StatusUpdate(u)
 		}
 		acks = append(acks, ackItem{taskID: u.TaskId, uuid: u.Uuid})

@@ -34,7 +34,8 @@
 // StatusUpdateAck, which the gateway sends after Events.StatusUpdate
 // returns; after a reconnect the executor resends what was not acked and
 // the gateway drops uuids it has delivered (it remembers the last
-// Config.DedupWindow uuids). A stream that breaks makes the executor lost
+// Config.DedupWindow uuids of each executor, across its sessions, until the
+// executor has been away for twice Config.Timeout). A stream that breaks makes the executor lost
 // at once (ExecutorLost); the executor may register again under the same
 // id afterwards, which is a new ExecutorRegistered.
 //

@@ -49,8 +49,8 @@ const (
 	// approach it.
 	DefaultMaxMessageSize = 128 << 20
 	// DefaultDedupWindow is how many recent status update uuids are
-	// remembered to drop duplicates.
-	DefaultDedupWindow = 1 << 16
+	// remembered per executor to drop duplicates.
+	DefaultDedupWindow = 1 << 12
 )
 
 // ExecutorInfo describes a registered executor.
@@ -145,7 +145,8 @@ type Config struct {
 	// MaxResultSize rejects indirect results larger than this in
 	// FetchResult (flint.driver.maxResultSize); 0 means unlimited.
 	MaxResultSize int64
-	// DedupWindow is how many recent status update uuids are remembered;
+	// DedupWindow is how many recent status update uuids are remembered
+	// per executor (it must exceed one executor's updates in flight);
 	// default DefaultDedupWindow.
 	DedupWindow int
 	// Clock drives the silence checks; default the system clock.
@@ -211,13 +212,13 @@ type Gateway struct {
 	log     logrus.FieldLogger
 	srv     *grpc.Server
 	secret  [sha256.Size]byte
-	dedup   *dedup
 	nextReq atomic.Uint64
 	closing chan struct{}
 	wg      sync.WaitGroup // serve loop, checker, stream handlers and readers
 
 	mu      sync.Mutex
 	execs   map[string]*conn   // registered, live executors
+	dedups  dedups             // per executor id, across its sessions
 	streams map[*conn]struct{} // every live stream, registered or not
 	addr    net.Addr
 	serving bool
@@ -232,7 +233,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger.WithField("component", "gateway"),
-		secret: sha256.Sum256([]byte(cfg.Secret)), dedup: newDedup(cfg.DedupWindow),
+		secret: sha256.Sum256([]byte(cfg.Secret)), dedups: newDedups(cfg.DedupWindow),
 		closing: make(chan struct{}),
 		execs:   make(map[string]*conn), streams: make(map[*conn]struct{}),
 	}
@@ -366,6 +367,9 @@ func (g *Gateway) checkLoop() {
 func (g *Gateway) checkSilence() {
 	now := g.cfg.Clock.Now().UnixNano()
 	g.mu.Lock()
+	// An executor gives up after Timeout without the driver; after twice
+	// that it cannot resend anything its window would catch.
+	g.dedups.expire(time.Unix(0, now), 2*g.cfg.Timeout)
 	var silent []*conn
 	for c := range g.streams {
 		if time.Duration(now-c.lastSeen.Load()) > g.cfg.Timeout {

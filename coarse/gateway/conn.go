@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -169,6 +170,10 @@ func (c *conn) writeLoop(stream flintpb.ExecutorGateway_ConnectServer) error {
 			return c.st
 		case <-c.wake:
 		}
+		// Yield once before taking the queue: launches and acks that
+		// goroutines already runnable are about to queue join this flush
+		// instead of the next one (see the executor's sendLoop).
+		runtime.Gosched()
 		q, a = c.take(q, a)
 		if err := w.flush(q, a); err != nil {
 			c.kill("send failed: "+err.Error(), status.Errorf(codes.Unavailable, "gateway: send: %v", err))

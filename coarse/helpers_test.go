@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"testing"
 	"time"
@@ -40,7 +39,6 @@ func TestMain(m *testing.M) {
 // (see benchProfileConf).
 func executorMain() int {
 	if dir := os.Getenv(envExecutorProfile); dir != "" {
-		runtime.MemProfileRate = 4096
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("executor-%d.pprof", os.Getpid())))
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			defer f.Close()

@@ -18,7 +18,8 @@
 // URL query, never logged) and runs it without a shell with FLINT_ROLE,
 // FLINT_DRIVER_URL, FLINT_EXECUTOR_ID, FLINT_EXECUTOR_CORES, FLINT_SECRET,
 // FLINT_AGENT_ID, FLINT_EXECUTOR_HOST, FLINT_NETWORK_TIMEOUT, FLINT_LOG_*,
-// FLINT_USER and flint.executorEnv.* in its Mesos Environment.
+// FLINT_USER, GOMEMLIMIT (flint.executor.memory, unless flint.executorEnv
+// sets it) and flint.executorEnv.* in its Mesos Environment.
 //
 // Sizing follows Spark: executors are launched until flint.cores.max; an
 // executor takes flint.executor.cores (several per offer) or, when unset,

@@ -25,7 +25,8 @@
 // (default: the driver's own executable from its uri.Server, content
 // hashed, the token in the query and never logged; `executable: true`),
 // flint.mesos.uris, the Environment from flint.executorEnv.* plus
-// FLINT_ROLE=fine-executor, FLINT_USER and FLINT_LOG_*, and
+// FLINT_ROLE=fine-executor, FLINT_USER, FLINT_LOG_* and GOMEMLIMIT
+// (flint.executor.memory, unless flint.executorEnv sets it), and
 // executor/fine.Settings as JSON in ExecutorInfo.data (task cpus, result
 // limits, the result server secret, the idle timeout).
 //

@@ -175,6 +175,7 @@ func mustRun(t testing.TB, masterURL string, conf ...string) *run {
 type proc struct {
 	pid                 int
 	executorID, agentID string
+	memLimit            string // GOMEMLIMIT
 }
 
 // executors scans /proc for processes whose environment carries the run's
@@ -184,7 +185,7 @@ func (r *run) executors() []proc {
 	for _, p := range mesostest.Procs(func(env map[string]string) bool {
 		return env["FLINT_TEST_MARK"] == r.mark && env[flint.EnvRole] == "coarse-executor"
 	}) {
-		out = append(out, proc{pid: p.PID, executorID: p.Env["FLINT_EXECUTOR_ID"], agentID: p.Env["FLINT_AGENT_ID"]})
+		out = append(out, proc{pid: p.PID, executorID: p.Env["FLINT_EXECUTOR_ID"], agentID: p.Env["FLINT_AGENT_ID"], memLimit: p.Env["GOMEMLIMIT"]})
 	}
 	return out
 }

@@ -48,8 +48,14 @@ func TestExamplesOnMesos(t *testing.T) {
 	}
 	// Four 1-core executors on two 2-cpu agents, each a real process.
 	waitFor(t, 10*time.Second, "4 registered executors", func() bool { return r.fc.DefaultParallelism() == 4 })
-	if n := len(r.executors()); n != 4 {
+	procs := r.executors()
+	if n := len(procs); n != 4 {
 		t.Fatalf("%d executor processes, want 4", n)
+	}
+	for _, p := range procs { // flint.executor.memory=64m (baseConf)
+		if p.memLimit != "64MiB" {
+			t.Fatalf("executor %s runs with GOMEMLIMIT %q, want 64MiB", p.executorID, p.memLimit)
+		}
 	}
 	if err := r.fc.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)

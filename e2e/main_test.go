@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
+	"go.uber.org/goleak"
+)
+
+// runID names everything this test binary creates in Docker (image tag,
+// container and network names, the flint-e2e label), so that runs sharing a
+// daemon do not collide and leftovers of a crashed run can be found:
+// docker ps -a --filter label=flint-e2e.
+var runID = newRunID()
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// env is what every test shares: the Docker pool and the image, set up by
+// the first test that needs them (setup) and removed when the binary ends.
+var env struct {
+	once  sync.Once
+	err   error
+	pool  *dockertest.Pool
+	image string // repository:tag
+	built bool
+	took  time.Duration
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(runThenTeardown{m}) }
+
+// runThenTeardown tears the shared image down after the tests and before
+// goleak looks for leaked goroutines.
+type runThenTeardown struct{ m *testing.M }
+
+func (r runThenTeardown) Run() int {
+	code := r.m.Run()
+	teardown()
+	return code
+}
+
+// setup returns the pool and the image, building the image on first use.
+// Without a reachable Docker daemon the test fails (never skips).
+func setup(t *testing.T) (*dockertest.Pool, string) {
+	t.Helper()
+	env.once.Do(func() {
+		start := time.Now()
+		env.err = buildImage()
+		env.took = time.Since(start)
+	})
+	if env.err != nil {
+		t.Fatalf("e2e setup: %v", env.err)
+	}
+	return env.pool, env.image
+}
+
+func buildImage() error {
+	pool, err := dockertest.NewPool("")
+	if err != nil {
+		return fmt.Errorf("the Docker end-to-end tests need a Docker daemon (DOCKER_HOST, or /var/run/docker.sock): %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := pool.Client.PingWithContext(ctx); err != nil {
+		return fmt.Errorf("the Docker end-to-end tests need a reachable Docker daemon at %s (set DOCKER_HOST, or start dockerd): %w",
+			pool.Client.Endpoint(), err)
+	}
+	env.pool = pool
+	dir, err := buildContext()
+	if dir != "" {
+		defer os.RemoveAll(dir)
+	}
+	if err != nil {
+		return err
+	}
+	image := "flint-e2e:" + runID
+	var out bytes.Buffer
+	bctx, bcancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer bcancel()
+	err = pool.Client.BuildImage(dc.BuildImageOptions{
+		Name: image, ContextDir: dir, Dockerfile: "Dockerfile", OutputStream: &out,
+		RmTmpContainer: true, ForceRmTmpContainer: true, Labels: map[string]string{"flint-e2e": runID}, Context: bctx,
+	})
+	if err != nil {
+		return fmt.Errorf("docker build of %s (FROM scratch, no registry needed): %w\n%s", image, err, out.String())
+	}
+	env.image, env.built = image, true
+	return nil
+}
+
+// buildContext is a temporary Docker build context: deploy/docker's
+// Dockerfile and rootfs (etc/passwd, etc/group), an empty rootfs/tmp with
+// mode 1777 and a static flint binary.
+func buildContext() (string, error) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "flint-e2e-image-")
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(root, "deploy", "docker")
+	for _, f := range []string{"Dockerfile", "rootfs/etc/passwd", "rootfs/etc/group"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			return dir, fmt.Errorf("image context: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			return dir, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			return dir, err
+		}
+	}
+	tmp := filepath.Join(dir, "rootfs", "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return dir, err
+	}
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		return dir, err
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "flint"), "./cmd/flint")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return dir, fmt.Errorf("building a static flint binary for the image (CGO_ENABLED=0 go build ./cmd/flint): %w\n%s", err, out)
+	}
+	return dir, nil
+}
+
+// teardown removes the image and closes the Docker client's idle
+// connections (their goroutines would otherwise count as leaks).
+func teardown() {
+	if env.pool == nil {
+		return
+	}
+	if env.built {
+		if err := env.pool.Client.RemoveImageExtended(env.image, dc.RemoveImageOptions{Force: true}); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: removing image %s: %v\n", env.image, err)
+		}
+	}
+	env.pool.Client.HTTPClient.CloseIdleConnections()
+}

@@ -419,6 +419,9 @@ func (d *driver) waitLog(timeout time.Duration, what string, re *regexp.Regexp, 
 	d.c.waitFor(timeout, what, func() (bool, string) {
 		_, e := d.c.logs(d.n)
 		m = re.FindAllStringSubmatch(e, -1)
+		if len(m) < n {
+			d.failIfExited()
+		}
 		return len(m) >= n, fmt.Sprintf("%d of %d lines matching %s", len(m), n, re)
 	})
 	return m
@@ -427,4 +430,14 @@ func (d *driver) waitLog(timeout time.Duration, what string, re *regexp.Regexp, 
 // dockerKill is `docker kill` (SIGKILL) of container id.
 func dockerKill(id string) dc.KillContainerOptions {
 	return dc.KillContainerOptions{ID: id, Signal: dc.SIGKILL}
+}
+
+// failIfExited fails the test when the driver has already exited: called
+// while waiting for something the running driver should do.
+func (d *driver) failIfExited() {
+	d.c.t.Helper()
+	info, err := d.c.pool.Client.InspectContainer(d.n.id)
+	if err == nil && !info.State.Running && !info.State.FinishedAt.IsZero() {
+		d.c.t.Fatalf("%s exited early, with status %d", d.n.name, info.State.ExitCode)
+	}
 }

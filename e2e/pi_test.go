@@ -222,3 +222,41 @@ func (c *cluster) checkFrameworkDone(fw string, wantTasks int, agents []*node) s
 	}
 	return done
 }
+
+// TestDriverKilledMidJob kills the driver container (coarse, then fine
+// mode) while its executors run on both agents: the master must remove the
+// framework (failover timeout 0) and the agents must end its executors, so
+// that a crashed driver leaves nothing running on the cluster.
+func TestDriverKilledMidJob(t *testing.T) {
+	c := newCluster(t, 2)
+	for _, coarse := range []bool{true, false} {
+		name, args := "driver-coarse", []string{"--example", "pi", "200", "20000000"}
+		if !coarse { // flags before the example: what follows it is the job's
+			name, args = "driver-fine", append([]string{"--conf", "flint.mesos.coarse=false"}, args...)
+		}
+		d := c.submit(name, args...)
+		fw := d.waitLog(time.Minute, name+" registered as a framework", frameworkLine, 1)[0][1]
+		for _, a := range c.agents {
+			c.waitFor(time.Minute, "an executor of "+name+" on "+a.name, func() (bool, string) {
+				d.failIfExited()
+				var st agentState
+				if err := c.getJSON(a.hostURL+"/state", &st); err != nil {
+					return false, err.Error()
+				}
+				for _, f := range st.Frameworks {
+					if f.ID == fw && len(f.Executors) > 0 {
+						return true, ""
+					}
+				}
+				return false, fmt.Sprintf("frameworks %+v", st.Frameworks)
+			})
+		}
+		if err := c.pool.Client.KillContainer(dockerKill(d.n.id)); err != nil {
+			t.Fatalf("docker kill %s: %v", d.n.cname, err)
+		}
+		c.checkFrameworkDone(fw, -1, nil)
+		for _, a := range c.agents {
+			c.waitNoExecutors(a)
+		}
+	}
+}

@@ -3,8 +3,12 @@ package gateway_test
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/flint-mesos/flint/coarse/gateway"
+	"github.com/flint-mesos/flint/executor/coarse"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -175,5 +179,80 @@ func TestStatusUpdatesBatchWithInvalidUpdate(t *testing.T) {
 	rec.waitState(t, 1, flintpb.TaskState_TASK_FINISHED)
 	if lost := rec.waitLost(t); lost[0] != "e1" {
 		t.Fatalf("lost %v", lost)
+	}
+}
+
+// Batches never exceed the gRPC message limit: launches whose inputs add up
+// to more than one message allows, and inline results finishing together
+// that do, travel in several messages instead of breaking the stream.
+func TestBatchesStayUnderTheMessageLimit(t *testing.T) {
+	const limit, each, n = 4 << 20, 1 << 20, 10 // 10 MiB of inputs, then of results
+	rec := newRecorder()
+	gw := startGateway(t, rec, func(c *gateway.Config) {
+		c.MaxMessageSize = limit
+		c.Properties = map[string]string{coarse.PropMaxDirectResultSize: strconv.Itoa(each + 1024)}
+	})
+	reg := testRegistry(nil)
+	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry, c.Cores, c.MaxMessageSize = reg, n, limit })
+	rec.waitRegistered(t)
+
+	lenEntry, err := reg.Lookup("len")
+	if err != nil {
+		t.Fatal(err)
+	}
+	input, err := lenEntry.Codec().Marshal(bytes.Repeat([]byte{1}, each))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tds []*flintpb.TaskDescription
+	for i := range n {
+		tds = append(tds, &flintpb.TaskDescription{TaskId: uint64(i + 1), Function: "len", Codec: lenEntry.Codec().Name(), Input: input})
+	}
+	if err := gw.LaunchTasks("exec-1", tds); err != nil {
+		t.Fatal(err)
+	}
+	finished := func(from uint64) map[uint64]*flintpb.StatusUpdate {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			done := map[uint64]*flintpb.StatusUpdate{}
+			for _, u := range rec.all() {
+				if u.TaskId >= from && u.TaskId < from+n && u.State == flintpb.TaskState_TASK_FINISHED {
+					done[u.TaskId] = u
+				}
+			}
+			if len(done) == n {
+				return done
+			}
+			select {
+			case l := <-rec.lost:
+				t.Fatalf("executor lost: %v", l)
+			case <-time.After(10 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d tasks from %d finished", len(done), n, from)
+			}
+		}
+	}
+	finished(1)
+
+	tds = tds[:0]
+	for i := range n {
+		td := encodeInt(t, reg, "bytes", each)
+		td.TaskId = uint64(100 + i)
+		tds = append(tds, td)
+	}
+	if err := gw.LaunchTasks("exec-1", tds); err != nil {
+		t.Fatal(err)
+	}
+	for id, u := range finished(100) {
+		if len(u.Result.GetInline()) < each {
+			t.Fatalf("task %d: inline result of %d bytes, want %d", id, len(u.Result.GetInline()), each)
+		}
+	}
+	select {
+	case l := <-rec.lost:
+		t.Fatalf("executor lost: %v", l)
+	default:
 	}
 }

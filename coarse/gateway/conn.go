@@ -191,7 +191,23 @@ type writer struct {
 	c       *conn
 	stream  flintpb.ExecutorGateway_ConnectServer
 	pending []*flintpb.TaskDescription // launches not sent yet
+	size    int                        // their encoded size
 	seen    map[[16]byte]struct{}      // acks of this flush, deduplicated
+}
+
+// add queues a launch for the next LaunchTasks, first sending what is
+// pending when td would take the batch past the gateway's batch size: a
+// batch never comes near the gRPC message limit, however large the inputs.
+func (w *writer) add(td *flintpb.TaskDescription) error {
+	n := td.Size()
+	if len(w.pending) > 0 && w.size+n > w.c.g.batchBytes {
+		if err := w.sendLaunches(); err != nil {
+			return err
+		}
+	}
+	w.pending = append(w.pending, td)
+	w.size += n
+	return nil
 }
 
 func (w *writer) flush(q []*flintpb.DriverMessage, acks []ackItem) error {
@@ -199,10 +215,16 @@ func (w *writer) flush(q []*flintpb.DriverMessage, acks []ackItem) error {
 		if w.c.batching {
 			switch x := m.Message.(type) {
 			case *flintpb.DriverMessage_LaunchTask:
-				w.pending = append(w.pending, x.LaunchTask)
+				if err := w.add(x.LaunchTask); err != nil {
+					return err
+				}
 				continue
 			case *flintpb.DriverMessage_LaunchTasks:
-				w.pending = append(w.pending, x.LaunchTasks.GetTasks()...)
+				for _, td := range x.LaunchTasks.GetTasks() {
+					if err := w.add(td); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 		} else if x, ok := m.Message.(*flintpb.DriverMessage_LaunchTasks); ok {
@@ -238,7 +260,7 @@ func (w *writer) sendLaunches() error {
 	}
 	err := w.stream.Send(m) // marshals m before returning: the slice may be reused
 	clear(w.pending)
-	w.pending = w.pending[:0]
+	w.pending, w.size = w.pending[:0], 0
 	return err
 }
 

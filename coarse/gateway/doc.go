@@ -48,6 +48,10 @@
 // Sizes: one gRPC message may be up to Config.MaxMessageSize (128 MiB by
 // default, deliberately above gRPC's 4 MiB, because task inputs and inline
 // results up to flint.task.maxDirectResultSize ride single messages).
+// Batches (LaunchTasks here, StatusUpdates on the executor) hold at most
+// flintpb.BatchBytes of tasks or updates, so large inputs or results
+// launched or finishing together travel in several messages; one larger
+// than that travels alone.
 // Indirect results are streamed in ResultBlock chunks (1 MiB by default)
 // on the executor's stream, interleaved with its status updates, so their
 // size is bounded only by Config.MaxResultSize (flint.driver.maxResultSize).

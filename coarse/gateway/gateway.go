@@ -208,13 +208,15 @@ func NewSecret() string {
 // gRPC server executors connect to, and the registry of connected
 // executors. It is safe for concurrent use.
 type Gateway struct {
-	cfg     Config
-	log     logrus.FieldLogger
-	srv     *grpc.Server
-	secret  [sha256.Size]byte
-	nextReq atomic.Uint64
-	closing chan struct{}
-	wg      sync.WaitGroup // serve loop, checker, stream handlers and readers
+	cfg    Config
+	log    logrus.FieldLogger
+	srv    *grpc.Server
+	secret [sha256.Size]byte
+	// batchBytes bounds the task descriptions batched into one LaunchTasks.
+	batchBytes int
+	nextReq    atomic.Uint64
+	closing    chan struct{}
+	wg         sync.WaitGroup // serve loop, checker, stream handlers and readers
 
 	mu      sync.Mutex
 	execs   map[string]*conn   // registered, live executors
@@ -234,8 +236,9 @@ func New(cfg Config) (*Gateway, error) {
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger.WithField("component", "gateway"),
 		secret: sha256.Sum256([]byte(cfg.Secret)), dedups: newDedups(cfg.DedupWindow),
-		closing: make(chan struct{}),
-		execs:   make(map[string]*conn), streams: make(map[*conn]struct{}),
+		batchBytes: flintpb.BatchBytes(cfg.MaxMessageSize),
+		closing:    make(chan struct{}),
+		execs:      make(map[string]*conn), streams: make(map[*conn]struct{}),
 	}
 	g.srv = grpc.NewServer(
 		grpc.ForceServerCodec(flintpb.Codec{}),

@@ -134,6 +134,7 @@ func testRegistry(release <-chan struct{}) *task.Registry {
 		return b, nil
 	}, nil)
 	task.MustRegister(r, "noop", func(context.Context, int) (int, error) { return 0, nil }, nil)
+	task.MustRegister(r, "len", func(_ context.Context, b []byte) (int, error) { return len(b), nil }, nil)
 	task.MustRegister(r, "panic", func(context.Context, int) (int, error) { panic("boom") }, nil)
 	task.MustRegister(r, "fail", func(context.Context, int) (int, error) { return 0, errors.New("bad input") }, nil)
 	task.MustRegister(r, "block", func(ctx context.Context, _ int) (int, error) {

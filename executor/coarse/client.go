@@ -232,18 +232,8 @@ func (c *client) sendLoop(ctx context.Context, cancel context.CancelFunc, s stre
 					return
 				}
 			}
-			switch {
-			case len(us) == 1 || len(us) > 1 && !batching:
-				for _, u := range us {
-					if !send(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: u}}) {
-						return
-					}
-				}
-			case len(us) > 1:
-				// Send marshals before returning, so the slice is reused.
-				if !send(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdates{StatusUpdates: &flintpb.StatusUpdates{Updates: us}}}) {
-					return
-				}
+			if !c.sendUpdates(us, batching, send) {
+				return
 			}
 			if chunk != nil && !send(chunk) {
 				return
@@ -252,6 +242,32 @@ func (c *client) sendLoop(ctx context.Context, cancel context.CancelFunc, s stre
 			spare = us[:0]
 		}
 	}
+}
+
+// sendUpdates sends us in report order: one StatusUpdates per batch of at
+// most flintpb.BatchBytes (so inline results finishing together never take
+// a message past the gRPC limit), or one by one to a driver without
+// batching. Send marshals before returning, so us may be reused.
+func (c *client) sendUpdates(us []*flintpb.StatusUpdate, batching bool, send func(*flintpb.ExecutorMessage) bool) bool {
+	limit := flintpb.BatchBytes(c.cfg.MaxMessageSize)
+	for len(us) > 0 {
+		n, size := 1, us[0].Size()
+		for batching && n < len(us) && size+us[n].Size() <= limit {
+			size += us[n].Size()
+			n++
+		}
+		var m *flintpb.ExecutorMessage
+		if n == 1 {
+			m = &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: us[0]}}
+		} else {
+			m = &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdates{StatusUpdates: &flintpb.StatusUpdates{Updates: us[:n]}}}
+		}
+		if !send(m) {
+			return false
+		}
+		us = us[n:]
+	}
+	return true
 }
 
 func (c *client) heartbeatLoop(ctx context.Context, every time.Duration) {

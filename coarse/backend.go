@@ -243,6 +243,17 @@ func (b *Backend) ReleaseResult(executorID, blockID string) {
 	}
 }
 
+// MaxTaskInput implements framework.TaskSizeLimiter: a launch travels in
+// one gRPC message on the executor's stream, bounded by the gateway's
+// message limit (less room for the description's other fields).
+func (b *Backend) MaxTaskInput() (int, string) {
+	return gateway.DefaultMaxMessageSize - taskFieldsRoom, "a coarse-mode launch message can carry (the driver↔executor gRPC message limit)"
+}
+
+// taskFieldsRoom is what a task description's fields other than the input
+// may take of a message.
+const taskFieldsRoom = 64 << 10
+
 // DefaultParallelism implements framework.Backend: the cores of registered
 // executors, at least 2 (Spark's rule).
 func (b *Backend) DefaultParallelism() int {

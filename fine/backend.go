@@ -220,6 +220,22 @@ func (b *Backend) KillTask(taskID uint64, executorID, reason string) {
 	}
 }
 
+// MaxTaskInput implements framework.TaskSizeLimiter: a task travels to
+// Flint's Mesos executor inside its TaskInfo, in one record of the
+// executor's event stream, which mesos-go reads with a 4 MiB frame limit.
+func (b *Backend) MaxTaskInput() (int, string) {
+	return maxLaunchRecord - taskInfoRoom, "a fine-grained task can carry (mesos-go's 4 MiB record limit on the executor's LAUNCH event; use coarse mode or files for larger inputs)"
+}
+
+const (
+	// maxLaunchRecord is mesos-go's default recordio frame limit (1<<22,
+	// "max protobuf size"), which the executor's subscription uses.
+	maxLaunchRecord = 4 << 20
+	// taskInfoRoom is what the TaskInfo's other fields (resources, the
+	// executor's info, ids) may take of the record.
+	taskInfoRoom = 64 << 10
+)
+
 // DefaultParallelism implements framework.Backend: the task slots last
 // offered per agent (8 when unknown, as Spark's fine mode), at most
 // flint.cores.max, at least 2.

@@ -38,7 +38,14 @@ type group struct {
 	capped        bool // fit, but flint.cores.max left no room
 	tasks         []mesos.TaskInfo
 	mtasks        []*mtask
+	bytes         int // task data in tasks
 }
+
+// acceptBudget bounds the task data launched with one ACCEPT call: Mesos
+// masters cap request bodies (minimesos at 16 MiB), so tasks with large
+// inputs that would take a call past it wait for a later offer instead of
+// making the whole call fail, again and again.
+const acceptBudget = 12 << 20
 
 // launchRound offers the held offers plus fresh ones to the driver as one
 // WorkerOffer per agent, launches what it returns, and holds or declines
@@ -133,7 +140,7 @@ func (b *Backend) assign(groups []*group) {
 		return
 	}
 	descs := b.d.ResourceOffers(wos)
-	var dead []*flintpb.TaskDescription
+	var dead, full []*flintpb.TaskDescription
 	for _, td := range descs {
 		g := byExec[td.ExecutorId]
 		if g == nil {
@@ -150,7 +157,11 @@ func (b *Backend) assign(groups []*group) {
 			dead = append(dead, td)
 			continue
 		}
-		g.rest = rest
+		if len(g.tasks) > 0 && g.bytes+len(data) > acceptBudget {
+			full = append(full, td)
+			continue
+		}
+		g.rest, g.bytes = rest, g.bytes+len(data)
 		g.tasks = append(g.tasks, mesos.TaskInfo{
 			Name:   fmt.Sprintf("flint task %d (job %d stage %d index %d attempt %d)", td.TaskId, td.JobId, td.StageId, td.Index, td.Attempt),
 			TaskID: mesos.TaskID{Value: mesosTaskID(td.TaskId)}, AgentID: mesos.AgentID{Value: g.agentID},
@@ -159,6 +170,7 @@ func (b *Backend) assign(groups []*group) {
 		g.mtasks = append(g.mtasks, &mtask{flintID: td.TaskId, attempt: td.Attempt, agentID: g.agentID, execID: td.ExecutorId, cpus: cpus})
 	}
 	b.reportLost(dead, "no offer of the backend matched the executor the driver chose")
+	b.reportLost(full, fmt.Sprintf("the launch call for its offer already carries %d MiB of task data; it runs with a later offer", acceptBudget>>20))
 }
 
 // sizeLocked works out the executor and the task slots of a group: a new

@@ -34,6 +34,17 @@ type Backend interface {
 	Stop(ctx context.Context) error
 }
 
+// TaskSizeLimiter is implemented by backends that cannot deliver a task
+// input beyond some size (a message limit on the way to the executor). Jobs
+// with a larger input fail validation with ErrTaskTooLarge before any task
+// runs, instead of breaking executors' streams, as Spark checks serialized
+// tasks against spark.rpc.message.maxSize.
+type TaskSizeLimiter interface {
+	// MaxTaskInput is the largest input in bytes, and what imposes it
+	// (named in the error).
+	MaxTaskInput() (limit int, why string)
+}
+
 // Driver is the scheduler side a Backend talks to. All methods are safe for
 // concurrent use and return quickly.
 type Driver interface {

@@ -189,10 +189,39 @@ func (c *Context) validate(job *Job) error {
 			errs = append(errs, fmt.Errorf("task %d: %w", i, err))
 		}
 	}
+	errs = append(errs, c.checkSizes(job)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w %q: %w", ErrInvalidJob, job.Name, errors.Join(errs...))
 	}
 	return nil
+}
+
+// checkSizes reports tasks whose input the backend cannot deliver (the
+// first few, then how many more).
+func (c *Context) checkSizes(job *Job) []error {
+	lim, ok := c.backend.(TaskSizeLimiter)
+	if !ok {
+		return nil
+	}
+	limit, why := lim.MaxTaskInput()
+	const shown = 3
+	var errs []error
+	more := 0
+	for i := range job.Tasks {
+		n := len(job.Tasks[i].Input)
+		if limit <= 0 || n <= limit {
+			continue
+		}
+		if len(errs) == shown {
+			more++
+			continue
+		}
+		errs = append(errs, fmt.Errorf("task %d: %w: %d bytes, more than the %d bytes %s", i, ErrTaskTooLarge, n, limit, why))
+	}
+	if more > 0 {
+		errs = append(errs, fmt.Errorf("%d more tasks: %w", more, ErrTaskTooLarge))
+	}
+	return errs
 }
 
 // Progress is a console progress display (progress.Bar) the context tells

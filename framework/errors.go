@@ -18,6 +18,9 @@ var (
 	ErrInvalidJob = errors.New("framework: invalid job")
 	// ErrBackendAborted is the cause of jobs a backend gave up on (Driver.Abort).
 	ErrBackendAborted = errors.New("framework: backend aborted the job")
+	// ErrTaskTooLarge is wrapped (with ErrInvalidJob) when a task's input
+	// is larger than the backend can deliver to an executor.
+	ErrTaskTooLarge = errors.New("framework: task input too large")
 )
 
 // JobError is returned by RunJob when a job does not complete: a task failed

@@ -231,6 +231,15 @@ func (b *Backend) ReleaseResult(executorID, blockID string) {
 	b.inner.ReleaseResult(executorID, blockID)
 }
 
+// MaxTaskInput implements framework.TaskSizeLimiter with the Mesos
+// backend's limit (none before Start).
+func (b *Backend) MaxTaskInput() (int, string) {
+	if l, ok := b.inner.(framework.TaskSizeLimiter); ok {
+		return l.MaxTaskInput()
+	}
+	return 0, ""
+}
+
 // DefaultParallelism implements framework.Backend.
 func (b *Backend) DefaultParallelism() int {
 	if b.inner == nil {

@@ -3,6 +3,7 @@ package embedded_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flint-mesos/flint"
+	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/deploy/embedded"
 	"github.com/flint-mesos/flint/examples/pi"
 	"github.com/flint-mesos/flint/examples/wordcount"
@@ -111,6 +113,11 @@ func TestExamplesOnEmbeddedMaster(t *testing.T) {
 	}
 	if n := executorProcs(workDir); n == 0 {
 		t.Fatal("no executor process runs under the embedded agents' work directory")
+	}
+	// The coarse backend's input limit applies through the embedded master.
+	huge := framework.Task{Function: pi.Sample.Name(), Codec: "gob", Input: make([]byte, gateway.DefaultMaxMessageSize)}
+	if _, err := fc.RunJob(ctx, &framework.Job{Name: "huge", Tasks: []framework.Task{huge}}); !errors.Is(err, framework.ErrTaskTooLarge) {
+		t.Fatalf("a %d-byte input: err = %v, want ErrTaskTooLarge", len(huge.Input), err)
 	}
 	if err := fc.Stop(); err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func (h handler) Subscribed(id string, m mesos.MasterInfo, re bool) {
 	b.mu.Lock()
 	b.frameworkID = id
 	b.mu.Unlock()
-	addr := fmt.Sprintf("%s:%d", m.GetHostname(), m.GetPort())
+	addr := mesosconn.MasterAddr(m)
 	if re {
 		b.log.WithField("framework", id).Infof("coarse: re-registered with the Mesos master at %s as framework %s", addr, id)
 		return

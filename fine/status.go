@@ -35,7 +35,7 @@ func (h handler) Subscribed(id string, m mesos.MasterInfo, re bool) {
 	if re {
 		verb = "re-registered"
 	}
-	b.log.WithField("framework", id).Infof("fine: %s with the Mesos master at %s:%d as framework %s", verb, m.GetHostname(), m.GetPort(), id)
+	b.log.WithField("framework", id).Infof("fine: %s with the Mesos master at %s as framework %s", verb, mesosconn.MasterAddr(m), id)
 }
 
 func (h handler) Offers(offers []mesos.Offer) {

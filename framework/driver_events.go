@@ -36,11 +36,20 @@ func (d *driver) process(evs []scheduler.Event, cur *flintpb.StatusUpdate, now t
 		case scheduler.TaskSetAborted:
 			d.endJob(e.TaskSetID, &e, now, o)
 		case scheduler.ExecutorExcluded:
-			d.log.WithField("executor", e.ExecutorID).Warnf("executor %s excluded until %s after repeated task failures", e.ExecutorID, e.Until.Format(time.RFC3339))
+			d.log.WithField("executor", e.ExecutorID).Warnf("executor %s excluded %s after repeated task failures", e.ExecutorID, exclusionScope(e.Until, e.TaskSetID))
 		case scheduler.NodeExcluded:
-			d.log.WithField("host", e.Host).Warnf("host %s excluded until %s after repeated task failures", e.Host, e.Until.Format(time.RFC3339))
+			d.log.WithField("host", e.Host).Warnf("host %s excluded %s after repeated task failures", e.Host, exclusionScope(e.Until, e.TaskSetID))
 		}
 	}
+}
+
+// exclusionScope says for what an exclusion holds: the application until a
+// time, or one task set (Until zero).
+func exclusionScope(until time.Time, taskSet string) string {
+	if until.IsZero() {
+		return "from task set " + taskSet
+	}
+	return "until " + until.Format(time.RFC3339)
 }
 
 func (d *driver) logFailure(e scheduler.TaskFailed) {

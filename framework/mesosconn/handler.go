@@ -1,6 +1,9 @@
 package mesosconn
 
 import (
+	"net"
+	"strconv"
+
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
@@ -140,4 +143,15 @@ func (h HandlerFuncs) Aborted(err error) {
 	if h.OnAborted != nil {
 		h.OnAborted(err)
 	}
+}
+
+// MasterAddr is the master's host:port as its MasterInfo gives it (the
+// hostname, else the IP), for logs; IPv6 hosts are bracketed.
+func MasterAddr(m mesos.MasterInfo) string {
+	host := m.GetHostname()
+	if host == "" {
+		ip := m.GetIP() // network byte order, as Mesos encodes it
+		host = net.IPv4(byte(ip), byte(ip>>8), byte(ip>>16), byte(ip>>24)).String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(m.GetPort())))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -137,14 +136,14 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 			b.closeServers(context.Background())
 		}
 	}()
-	host, err := driverside.DriverHost(b.set.driverHost, b.p.Master)
+	addr, err := b.set.addr.Resolve(b.p.Master)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
-	if err := b.startGateway(host); err != nil {
+	if err := b.startGateway(addr); err != nil {
 		return err
 	}
-	if err := b.startFiles(host); err != nil {
+	if err := b.startFiles(addr); err != nil {
 		return err
 	}
 	conn, user, err := driverside.Subscribe(ctx, b.p.Config, driverside.Subscription{
@@ -162,7 +161,7 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 	return nil
 }
 
-func (b *Backend) startGateway(host string) error {
+func (b *Backend) startGateway(addr driverside.Addr) error {
 	secret := b.p.Config.String("flint.authenticate.secret")
 	if secret == "" {
 		secret = gateway.NewSecret()
@@ -183,22 +182,22 @@ func (b *Backend) startGateway(host string) error {
 	}
 	b.gw = gw
 	b.secret = secret
-	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	lis, err := addr.Listen(addr.GatewayPort, "executor gateway")
 	if err != nil {
-		return fmt.Errorf("coarse: executor gateway: listen on %s (flint.driver.host): %w", host, err)
+		return fmt.Errorf("coarse: %w", err)
 	}
 	if err := gw.Serve(lis); err != nil {
 		lis.Close()
 		return fmt.Errorf("coarse: %w", err)
 	}
-	b.gwURL = net.JoinHostPort(host, strconv.Itoa(lis.Addr().(*net.TCPAddr).Port))
+	b.gwURL = addr.Advertised(lis)
 	return nil
 }
 
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
-func (b *Backend) startFiles(host string) error {
-	fs, exe, err := driverside.ServeExecutor(b.set.executorURI, host, b.log)
+func (b *Backend) startFiles(addr driverside.Addr) error {
+	fs, exe, err := driverside.ServeExecutor(b.set.executorURI, addr, b.log)
 	b.files = fs
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)

@@ -176,6 +176,7 @@ type proc struct {
 	pid                 int
 	executorID, agentID string
 	memLimit            string // GOMEMLIMIT
+	driverURL           string // FLINT_DRIVER_URL
 }
 
 // executors scans /proc for processes whose environment carries the run's
@@ -185,7 +186,7 @@ func (r *run) executors() []proc {
 	for _, p := range mesostest.Procs(func(env map[string]string) bool {
 		return env["FLINT_TEST_MARK"] == r.mark && env[flint.EnvRole] == "coarse-executor"
 	}) {
-		out = append(out, proc{pid: p.PID, executorID: p.Env["FLINT_EXECUTOR_ID"], agentID: p.Env["FLINT_AGENT_ID"], memLimit: p.Env["GOMEMLIMIT"]})
+		out = append(out, proc{pid: p.PID, executorID: p.Env["FLINT_EXECUTOR_ID"], agentID: p.Env["FLINT_AGENT_ID"], memLimit: p.Env["GOMEMLIMIT"], driverURL: p.Env["FLINT_DRIVER_URL"]})
 	}
 	return out
 }

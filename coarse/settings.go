@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
@@ -33,7 +32,7 @@ type settings struct {
 	localityWait      time.Duration // flint.locality.wait: how long to hold out for preferred hosts
 	maxResultSize     int64
 	maxDirectResult   int64
-	driverHost        string
+	addr              driverside.Addr // flint.driver.host, bindAddress, ports
 	logLevel          string
 	logFormat         string
 }
@@ -53,7 +52,6 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		localityWait:      cfg.Duration("flint.locality.wait"),
 		maxResultSize:     cfg.Size("flint.driver.maxResultSize"),
 		maxDirectResult:   cfg.Size("flint.task.maxDirectResultSize"),
-		driverHost:        strings.TrimSpace(cfg.String("flint.driver.host")),
 		logLevel:          cfg.String("flint.log.level"),
 		logFormat:         cfg.String("flint.log.format"),
 	}
@@ -79,6 +77,11 @@ func readSettings(cfg *framework.Config) (settings, error) {
 	}
 	if s.heartbeat >= s.networkTimeout {
 		errs = append(errs, fmt.Errorf("coarse: flint.executor.heartbeatInterval (%s) must be shorter than flint.network.timeout (%s)", s.heartbeat, s.networkTimeout))
+	}
+	addr, addrErrs := driverside.ReadAddr(cfg)
+	s.addr = addr
+	for _, err := range addrErrs {
+		errs = append(errs, fmt.Errorf("coarse: %w", err))
 	}
 	ex, exErrs := driverside.ReadExecutor(cfg)
 	s.executorURI, s.command, s.extraURIs, s.env = ex.URI, ex.Command, ex.ExtraURIs, ex.Env

@@ -151,16 +151,16 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 			b.closeFiles(context.Background())
 		}
 	}()
-	host, err := driverside.DriverHost(b.set.driverHost, b.p.Master)
+	addr, err := b.set.addr.Resolve(b.p.Master)
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
-	b.driverHost = host
+	b.driverHost = addr.Host
 	b.secret = b.p.Config.String("flint.authenticate.secret")
 	if len(b.secret) < 16 {
 		b.secret = uri.NewToken()
 	}
-	if err := b.startFiles(host); err != nil {
+	if err := b.startFiles(addr); err != nil {
 		return err
 	}
 	conn, user, err := driverside.Subscribe(ctx, b.p.Config, driverside.Subscription{
@@ -180,8 +180,8 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
-func (b *Backend) startFiles(host string) error {
-	fs, exe, err := driverside.ServeExecutor(b.set.executorURI, host, b.log)
+func (b *Backend) startFiles(addr driverside.Addr) error {
+	fs, exe, err := driverside.ServeExecutor(b.set.executorURI, addr, b.log)
 	b.files = fs
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)

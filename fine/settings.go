@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	fineexec "github.com/flint-mesos/flint/executor/fine"
@@ -30,7 +29,7 @@ type settings struct {
 	maxResultSize   int64
 	maxDirectResult int64
 	networkTimeout  time.Duration
-	driverHost      string
+	addr            driverside.Addr // flint.driver.host, bindAddress, ports
 	logLevel        string
 	logFormat       string
 }
@@ -46,11 +45,15 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		maxResultSize:   cfg.Size("flint.driver.maxResultSize"),
 		maxDirectResult: cfg.Size("flint.task.maxDirectResultSize"),
 		networkTimeout:  cfg.Duration("flint.network.timeout"),
-		driverHost:      strings.TrimSpace(cfg.String("flint.driver.host")),
 		logLevel:        cfg.String("flint.log.level"),
 		logFormat:       cfg.String("flint.log.format"),
 	}
 	var errs []error
+	addr, addrErrs := driverside.ReadAddr(cfg)
+	s.addr = addr
+	for _, err := range addrErrs {
+		errs = append(errs, fmt.Errorf("fine: %w", err))
+	}
 	// An UPDATE event must stay well below mesos-go's 4 MiB record limit.
 	s.maxDirectResult = min(max(s.maxDirectResult, 0), fineexec.MaxInlineResult)
 	if s.taskCPUs < 1 {

@@ -210,6 +210,12 @@ var table = []Key{
 		Doc: "How long tasks may wait, with none of the application's tasks running, while no offer fits one (too few cpus for `flint.task.cpus` plus, where no executor runs yet, `flint.mesos.mesosExecutor.cores`; too little memory for the executor; unmet constraints; no offers at all) before the backend fails the waiting jobs with an error naming what the offers lacked. A bare number is in seconds. Used by the fine-grained Mesos backend."},
 	{Name: "flint.driver.host", Kind: KindString, Group: GroupApplication,
 		Doc: "Host name or IP executors and agents use to reach the driver (executor gateway and file server). Unset: the local address the driver uses to reach the Mesos master."},
+	{Name: "flint.driver.bindAddress", Kind: KindString, Group: GroupApplication,
+		Doc: "Address the driver's servers (executor gateway, file server) listen on, when it differs from the one advertised (`flint.driver.host`), as behind NAT or in a bridge-networked container (Spark's `spark.driver.bindAddress`); the advertised ports must then be forwarded to the same numbers (see `flint.driver.port`). `0.0.0.0` listens on every interface. Unset: `flint.driver.host`."},
+	{Name: "flint.driver.port", Kind: KindInt, Default: "0", Group: GroupApplication,
+		Doc: "Port of the driver's executor gateway, which coarse-grained executors connect to (Spark's `spark.driver.port`). 0 picks a free port."},
+	{Name: "flint.driver.fileServer.port", Kind: KindInt, Default: "0", Group: GroupApplication,
+		Doc: "Port of the driver's file server, which serves the executor binary to agents. 0 picks a free port."},
 	// Embedded master.
 	{Name: "flint.embedded.agents", Kind: KindInt, Default: "2", Group: GroupMesos,
 		Doc: "Agents of the embedded master (`flint.master=embedded`); they run in the driver process and start executors as real processes."},

@@ -61,21 +61,22 @@ type Executable struct {
 }
 
 // ServeExecutor is the executor binary: configured (flint.executor.uri) when
-// set, else the driver's own executable, served on host by a new file server
-// whose token is in URI but not in Log. The server is returned whenever it
-// serves, also with an error, for the caller to close.
-func ServeExecutor(configured, host string, log logrus.FieldLogger) (*uri.Server, Executable, error) {
+// set, else the driver's own executable, served by a new file server on
+// addr's bind address and file server port, advertised at addr.Host, whose
+// token is in URI but not in Log. The server is returned whenever it serves,
+// also with an error, for the caller to close.
+func ServeExecutor(configured string, addr Addr, log logrus.FieldLogger) (*uri.Server, Executable, error) {
 	if configured != "" {
 		return nil, Executable{URI: configured, Log: RedactURI(configured)}, nil
 	}
 	token := uri.NewToken()
-	fs, err := uri.NewServer(uri.ServerConfig{Token: token, AdvertiseHost: host, Logger: log})
+	fs, err := uri.NewServer(uri.ServerConfig{Token: token, AdvertiseHost: addr.Host, Logger: log})
 	if err != nil {
 		return nil, Executable{}, fmt.Errorf("file server: %w", err)
 	}
-	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	lis, err := addr.Listen(addr.FilePort, "file server")
 	if err != nil {
-		return nil, Executable{}, fmt.Errorf("file server: listen on %s (flint.driver.host): %w", host, err)
+		return nil, Executable{}, err
 	}
 	if err := fs.Serve(lis); err != nil {
 		return nil, Executable{}, fmt.Errorf("file server: %w", err)

@@ -42,11 +42,11 @@ func TestDriverHost(t *testing.T) {
 func TestServeExecutor(t *testing.T) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	fs, exe, err := ServeExecutor("https://u:p@h/flint?sig=x", "127.0.0.1", log)
+	fs, exe, err := ServeExecutor("https://u:p@h/flint?sig=x", Addr{Host: "127.0.0.1"}, log)
 	if fs != nil || err != nil || exe.URI != "https://u:p@h/flint?sig=x" || exe.Log != "https://REDACTED@h/flint?REDACTED" {
 		t.Errorf("configured: %v %+v %v", fs, exe, err)
 	}
-	fs, exe, err = ServeExecutor("", "127.0.0.1", log)
+	fs, exe, err = ServeExecutor("", Addr{Host: "127.0.0.1"}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

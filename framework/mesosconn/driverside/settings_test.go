@@ -6,13 +6,18 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 )
 
-func readExecutor(t *testing.T, conf ...string) Executor {
+func loadConfig(t *testing.T, conf ...string) *config.Config {
 	t.Helper()
 	cfg, err := config.Load(config.LoadOptions{Conf: conf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, errs := ReadExecutor(cfg)
+	return cfg
+}
+
+func readExecutor(t *testing.T, conf ...string) Executor {
+	t.Helper()
+	e, errs := ReadExecutor(loadConfig(t, conf...))
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}

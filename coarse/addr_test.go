@@ -1,0 +1,55 @@
+package coarse_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flint-mesos/flint/framework"
+)
+
+// freePort is a loopback port nothing listens on (closed right away).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// With flint.driver.bindAddress and fixed ports, the driver's servers listen
+// on every interface at those ports while executors are told the advertised
+// host, as a driver in a bridge-networked container needs.
+func TestDriverBindAddressAndPorts(t *testing.T) {
+	gwPort, filePort := freePort(t), freePort(t)
+	c := startCluster(t, clusterOpts{agents: 1})
+	r := mustRun(t, mesosURL(c), "flint.driver.host=127.0.0.1", "flint.driver.bindAddress=0.0.0.0",
+		"flint.driver.port="+strconv.Itoa(gwPort), "flint.driver.fileServer.port="+strconv.Itoa(filePort))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := framework.Map(ctx, r.fc, double, ints(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[19] != 38 {
+		t.Fatalf("results %v", out)
+	}
+	procs := r.executors()
+	if len(procs) == 0 || procs[0].driverURL != "127.0.0.1:"+strconv.Itoa(gwPort) {
+		t.Fatalf("executors were told %+v, want FLINT_DRIVER_URL 127.0.0.1:%d", procs, gwPort)
+	}
+	if want := "binary http://127.0.0.1:" + strconv.Itoa(filePort) + "/files/"; !strings.Contains(r.logs.String(), want) {
+		t.Fatalf("logs lack %q: the executor binary was not served at the fixed port", want)
+	}
+	for _, p := range []int{gwPort, filePort} {
+		if l, err := net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(p)); err == nil {
+			l.Close()
+			t.Fatalf("nothing listens on 0.0.0.0:%d", p)
+		}
+	}
+}

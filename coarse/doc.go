@@ -16,7 +16,8 @@
 // (flint.executor.uri; by default the driver's own executable, published by
 // the driver's uri.Server under its SHA-256 with the server's token in the
 // URL query, never logged) and runs it without a shell with FLINT_ROLE,
-// FLINT_DRIVER_URL, FLINT_EXECUTOR_ID, FLINT_EXECUTOR_CORES, FLINT_SECRET,
+// FLINT_DRIVER_URL, FLINT_EXECUTOR_ID, FLINT_EXECUTOR_CORES, FLINT_EXECUTOR_TOKEN (its
+// own token, derived from the application secret, which stays in the driver),
 // FLINT_AGENT_ID, FLINT_EXECUTOR_HOST, FLINT_NETWORK_TIMEOUT, FLINT_LOG_*,
 // FLINT_USER, GOMEMLIMIT (flint.executor.memory, unless flint.executorEnv
 // sets it) and flint.executorEnv.* in its Mesos Environment.

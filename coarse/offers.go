@@ -11,6 +11,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/flint-mesos/flint/coarse/gateway"
 	coarseexec "github.com/flint-mesos/flint/executor/coarse"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
@@ -260,7 +261,7 @@ func (b *Backend) environment(e *executor) []mesos.Environment_Variable {
 	env[coarseexec.EnvDriverURL] = b.gwURL
 	env[coarseexec.EnvExecutorID] = e.id
 	env[coarseexec.EnvCores] = strconv.Itoa(e.cores)
-	env[coarseexec.EnvSecret] = b.secret
+	env[coarseexec.EnvToken] = gateway.ExecutorToken(b.secret, e.id)
 	env[coarseexec.EnvHost] = e.host
 	env[coarseexec.EnvAgentID] = e.agentID
 	env[coarseexec.EnvTimeout] = strconv.FormatFloat(b.set.networkTimeout.Seconds(), 'f', -1, 64)

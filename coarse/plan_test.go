@@ -10,6 +10,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
@@ -173,9 +174,14 @@ func TestPlanGPUsAndTaskInfo(t *testing.T) {
 		env[v.Name] = v.GetValue()
 	}
 	for k, want := range map[string]string{"FLINT_ROLE": "coarse-executor", "FLINT_DRIVER_URL": "driver:2", "FLINT_EXECUTOR_ID": ti.TaskID.Value,
-		"FLINT_EXECUTOR_CORES": "2", "FLINT_SECRET": "s3cret", "FLINT_AGENT_ID": "a1", "FLINT_EXECUTOR_HOST": "a1.host", "FLINT_USER": "alice", "MY_VAR": "x", "GOMEMLIMIT": "1024MiB"} {
+		"FLINT_EXECUTOR_CORES": "2", "FLINT_EXECUTOR_TOKEN": gateway.ExecutorToken("s3cret", ti.TaskID.Value), "FLINT_AGENT_ID": "a1", "FLINT_EXECUTOR_HOST": "a1.host", "FLINT_USER": "alice", "MY_VAR": "x", "GOMEMLIMIT": "1024MiB"} {
 		if env[k] != want {
 			t.Errorf("env %s = %q, want %q", k, env[k], want)
+		}
+	}
+	for _, v := range cmd.Environment.Variables { // the application secret stays in the driver
+		if strings.Contains(v.GetValue(), "s3cret") {
+			t.Errorf("env %s carries the application secret", v.Name)
 		}
 	}
 	if mem := mesosconn.Scalar(ti.Resources, "mem"); mem != 1408 {

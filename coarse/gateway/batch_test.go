@@ -17,7 +17,7 @@ import (
 func registerBatching(t *testing.T, raw *rawClient, id string) {
 	t.Helper()
 	raw.send(t, &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_Register{Register: &flintpb.RegisterExecutor{
-		ExecutorId: id, Host: "raw", Cores: 2, Token: secret, Batching: true}}})
+		ExecutorId: id, Host: "raw", Cores: 2, Token: tokenFor(id), Batching: true}}})
 	m, err := raw.stream.Recv()
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestNoBatchingForOldExecutors(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
 	raw := dialRaw(t, gw.Addr().String())
-	if _, err := raw.register("old", secret); err != nil {
+	if _, err := raw.register("old", tokenFor("old")); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitRegistered(t)

@@ -398,7 +398,7 @@ func (c *conn) register(r *flintpb.RegisterExecutor) error {
 		return status.Error(codes.InvalidArgument, "gateway: empty RegisterExecutor")
 	}
 	log := g.log.WithFields(logrus.Fields{"executor_id": r.ExecutorId, "addr": c.addr})
-	if !g.authentic(r.Token) {
+	if !g.authentic(r.Token, r.ExecutorId) {
 		log.Warn("executor authentication failed: wrong token")
 		return status.Error(codes.Unauthenticated, "gateway: executor authentication failed")
 	}

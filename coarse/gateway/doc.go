@@ -12,10 +12,13 @@
 //	   ResultBlock chunks ─► reassembled for FetchResult
 //
 // Security is on by default: Config.Secret is required (NewSecret makes one
-// per application; the coarse backend hands it to executors as
-// FLINT_SECRET). The token in RegisterExecutor is compared in constant time
-// (SHA-256 of both, hmac.Equal); a wrong one ends the stream with
-// codes.Unauthenticated before anything registers. The secret and tokens
+// per application) and never leaves the driver: each executor gets its own
+// ExecutorToken (an HMAC of its id under the secret; the coarse backend
+// hands it over as FLINT_EXECUTOR_TOKEN), so a token read from an agent's
+// state or a process environment registers no other executor. The token in
+// RegisterExecutor is checked against the claimed id in constant time; a
+// wrong one ends the stream with codes.Unauthenticated before anything
+// registers. The secret and tokens
 // are never logged. A second registration of a live executor id ends with
 // codes.AlreadyExists. The transport is plaintext gRPC; TLS comes with the
 // security issue.

@@ -41,13 +41,13 @@ func Example() {
 	}
 
 	// The executor side, normally another process started by Mesos with
-	// FLINT_DRIVER_URL, FLINT_SECRET, ... in its environment.
+	// FLINT_DRIVER_URL, FLINT_EXECUTOR_TOKEN, ... in its environment.
 	reg := task.NewRegistry()
 	double := task.MustRegister(reg, "double", func(_ context.Context, n int) (int, error) { return 2 * n, nil }, nil)
 	runErr := make(chan error, 1)
 	go func() {
 		runErr <- coarse.Run(context.Background(), coarse.Config{
-			DriverURL: gw.Addr().String(), ExecutorID: "exec-1", Cores: 2, Secret: secret,
+			DriverURL: gw.Addr().String(), ExecutorID: "exec-1", Cores: 2, Token: gateway.ExecutorToken(secret, "exec-1"),
 			Host: "localhost", Timeout: 10 * time.Second, Registry: reg,
 		})
 	}()

@@ -49,7 +49,7 @@ func FuzzHandleExecutorMessage(f *testing.F) {
 		c := newConn(g, "fuzz")
 		id := fmt.Sprintf("fuzz-%d", n.Add(1))
 		if err := c.handle(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_Register{Register: &flintpb.RegisterExecutor{
-			ExecutorId: id, Cores: 1, Token: "s"}}}); err != nil {
+			ExecutorId: id, Cores: 1, Token: ExecutorToken("s", id)}}}); err != nil {
 			t.Fatal(err)
 		}
 		fe := &fetch{blockID: "b", done: make(chan struct{})}

@@ -116,8 +116,9 @@ func (f EventFuncs) ExecutorLost(executorID, reason string) {
 
 // Config configures a Gateway.
 type Config struct {
-	// Secret is the token executors must present (flint.authenticate.secret,
-	// or NewSecret per application). Required: the gateway never runs
+	// Secret is the application secret (flint.authenticate.secret, or
+	// NewSecret per application); each executor presents its own
+	// ExecutorToken derived from it. Required: the gateway never runs
 	// unauthenticated. It is never logged.
 	Secret string
 	// Events receives registrations, status updates and losses. Required.
@@ -196,6 +197,19 @@ func (c Config) withDefaults() (Config, error) {
 	return c, errors.Join(errs...)
 }
 
+// ExecutorToken is what executor executorID presents to a gateway whose
+// Config.Secret is secret: HMAC-SHA256(secret, executor id), URL-safe
+// base64. The backend gives each executor only its own token, so the
+// application secret never leaves the driver, and a token seen in an
+// agent's state or a process environment only ever registers that one
+// executor — which the backend accepts once, and only if it launched it.
+func ExecutorToken(secret, executorID string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("flint executor token v1\x00"))
+	m.Write([]byte(executorID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
 // NewSecret returns a random secret (256 bits, URL-safe base64) for one
 // application.
 func NewSecret() string {
@@ -211,7 +225,7 @@ type Gateway struct {
 	cfg    Config
 	log    logrus.FieldLogger
 	srv    *grpc.Server
-	secret [sha256.Size]byte
+	secret string
 	// batchBytes bounds the task descriptions batched into one LaunchTasks.
 	batchBytes int
 	nextReq    atomic.Uint64
@@ -235,7 +249,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger.WithField("component", "gateway"),
-		secret: sha256.Sum256([]byte(cfg.Secret)), dedups: newDedups(cfg.DedupWindow),
+		secret: cfg.Secret, dedups: newDedups(cfg.DedupWindow),
 		batchBytes: flintpb.BatchBytes(cfg.MaxMessageSize),
 		closing:    make(chan struct{}),
 		execs:      make(map[string]*conn), streams: make(map[*conn]struct{}),
@@ -332,10 +346,9 @@ func (g *Gateway) isClosing() bool {
 	}
 }
 
-// authentic reports whether token is the secret, in constant time.
-func (g *Gateway) authentic(token string) bool {
-	sum := sha256.Sum256([]byte(token))
-	return hmac.Equal(sum[:], g.secret[:])
+// authentic reports whether token is executorID's token, in constant time.
+func (g *Gateway) authentic(token, executorID string) bool {
+	return hmac.Equal([]byte(token), []byte(ExecutorToken(g.secret, executorID)))
 }
 
 // lookup returns the live connection of a registered executor.

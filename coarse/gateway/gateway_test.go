@@ -155,7 +155,7 @@ func TestWrongSecretRefused(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
 	start := time.Now()
-	run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Secret = "not-the-secret" })
+	run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Token = "not-the-secret" })
 	err := run.wait(t, 5*time.Second)
 	if !errors.Is(err, coarse.ErrRefused) || strings.Contains(err.Error(), "not-the-secret") {
 		t.Fatalf("Run with a wrong secret: %v", err)
@@ -167,6 +167,14 @@ func TestWrongSecretRefused(t *testing.T) {
 	raw := dialRaw(t, gw.Addr().String())
 	if _, err := raw.register("exec-raw", "wrong"); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("raw registration with a wrong token: %v", err)
+	}
+	// Neither another executor's token nor the application secret itself
+	// registers an executor: each has its own.
+	for token, what := range map[string]string{tokenFor("exec-other"): "another executor's token", secret: "the application secret"} {
+		raw := dialRaw(t, gw.Addr().String())
+		if _, err := raw.register("exec-raw", token); status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("registration with %s: %v", what, err)
+		}
 	}
 	if got := gw.Executors(); len(got) != 0 {
 		t.Fatalf("registered despite a wrong token: %+v", got)
@@ -182,12 +190,12 @@ func TestDuplicateExecutorIDRefused(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
 	first := dialRaw(t, gw.Addr().String())
-	if m, err := first.register("dup", secret); err != nil || m.GetRegistered() == nil {
+	if m, err := first.register("dup", tokenFor("dup")); err != nil || m.GetRegistered() == nil {
 		t.Fatalf("first registration: %v %v", m, err)
 	}
 	rec.waitRegistered(t)
 	second := dialRaw(t, gw.Addr().String())
-	_, err := second.register("dup", secret)
+	_, err := second.register("dup", tokenFor("dup"))
 	if status.Code(err) != codes.AlreadyExists {
 		t.Fatalf("second registration of a live id: %v", err)
 	}
@@ -205,7 +213,7 @@ func TestStreamBreakLosesExecutor(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
 	raw := dialRaw(t, gw.Addr().String())
-	if _, err := raw.register("e1", secret); err != nil {
+	if _, err := raw.register("e1", tokenFor("e1")); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitRegistered(t)
@@ -225,7 +233,7 @@ func TestHeartbeatTimeout(t *testing.T) {
 		c.Clock, c.Timeout, c.HeartbeatInterval, c.CheckInterval = clock, 30*time.Second, 10*time.Second, time.Second
 	})
 	raw := dialRaw(t, gw.Addr().String())
-	if _, err := raw.register("silent", secret); err != nil {
+	if _, err := raw.register("silent", tokenFor("silent")); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitRegistered(t)
@@ -271,7 +279,7 @@ func TestDuplicateUpdatesDeliveredOnce(t *testing.T) {
 		TaskId: 5, ExecutorId: "e1", State: flintpb.TaskState_TASK_FINISHED, Uuid: uuid}}}
 	for round := range 2 {
 		raw := dialRaw(t, gw.Addr().String())
-		if _, err := raw.register("e1", secret); err != nil {
+		if _, err := raw.register("e1", tokenFor("e1")); err != nil {
 			t.Fatal(err)
 		}
 		rec.waitRegistered(t)
@@ -405,7 +413,7 @@ func TestExecutorRoleFromEnv(t *testing.T) {
 	t.Setenv(coarse.EnvDriverURL, gw.Addr().String())
 	t.Setenv(coarse.EnvExecutorID, "env-exec")
 	t.Setenv(coarse.EnvCores, "3")
-	t.Setenv(coarse.EnvSecret, secret)
+	t.Setenv(coarse.EnvToken, tokenFor("env-exec"))
 	t.Setenv(coarse.EnvAgentID, "agent-9")
 	t.Setenv(coarse.EnvLogLevel, "error")
 	done := make(chan error, 1)
@@ -439,7 +447,7 @@ func TestSecretNeverLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := dialRaw(t, gw.Addr().String())
-	if _, err := ok.register("e2", secret); err != nil {
+	if _, err := ok.register("e2", tokenFor("e2")); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitRegistered(t)
@@ -449,7 +457,7 @@ func TestSecretNeverLogged(t *testing.T) {
 	if !strings.Contains(out, "authentication failed") || !strings.Contains(out, "executor registered") {
 		t.Fatalf("expected log lines missing:\n%s", out)
 	}
-	if strings.Contains(out, secret) || strings.Contains(out, "wrong-token-value") {
+	if strings.Contains(out, secret) || strings.Contains(out, "wrong-token-value") || strings.Contains(out, tokenFor("e2")) {
 		t.Fatalf("a token was logged:\n%s", out)
 	}
 }

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const secret = "test-secret"
 
+// tokenFor is executor id's token under secret.
+func tokenFor(id string) string { return gateway.ExecutorToken(secret, id) }
+
 // recorder is an Events that records everything and signals on channels.
 type recorder struct {
 	mu      sync.Mutex
@@ -174,11 +177,14 @@ type executorRun struct {
 
 func startExecutor(t testing.TB, addr string, mod func(*coarse.Config)) *executorRun {
 	t.Helper()
-	cfg := coarse.Config{DriverURL: addr, ExecutorID: "exec-1", Cores: 4, Secret: secret, Host: "localhost",
+	cfg := coarse.Config{DriverURL: addr, ExecutorID: "exec-1", Cores: 4, Host: "localhost",
 		AgentID: "agent-1", Timeout: 5 * time.Second, RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 		ShutdownTimeout: 2 * time.Second, Registry: testRegistry(nil)}
 	if mod != nil {
 		mod(&cfg)
+	}
+	if cfg.Token == "" {
+		cfg.Token = tokenFor(cfg.ExecutorID)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &executorRun{cancel: cancel, done: make(chan error, 1)}

@@ -19,7 +19,7 @@ func TestFromEnvReadsAndUnsetsSecret(t *testing.T) {
 	t.Setenv(EnvDriverURL, "grpc://driver:7077")
 	t.Setenv(EnvExecutorID, "3")
 	t.Setenv(EnvCores, "4")
-	t.Setenv(EnvSecret, "s3cret")
+	t.Setenv(EnvToken, "s3cret")
 	t.Setenv(EnvHost, "agent-host")
 	t.Setenv(EnvAgentID, "a-1")
 	t.Setenv(EnvTimeout, "30")
@@ -27,12 +27,12 @@ func TestFromEnvReadsAndUnsetsSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DriverURL != "grpc://driver:7077" || cfg.ExecutorID != "3" || cfg.Cores != 4 || cfg.Secret != "s3cret" ||
+	if cfg.DriverURL != "grpc://driver:7077" || cfg.ExecutorID != "3" || cfg.Cores != 4 || cfg.Token != "s3cret" ||
 		cfg.Host != "agent-host" || cfg.AgentID != "a-1" || cfg.Timeout != 30*time.Second {
 		t.Fatalf("FromEnv = %+v", cfg)
 	}
-	if v, ok := os.LookupEnv(EnvSecret); ok {
-		t.Fatalf("%s still set to %q", EnvSecret, v)
+	if v, ok := os.LookupEnv(EnvToken); ok {
+		t.Fatalf("%s still set to %q", EnvToken, v)
 	}
 	d, _ := cfg.withDefaults()
 	if d.DriverURL != "driver:7077" {
@@ -46,7 +46,7 @@ func TestFromEnvReportsEveryProblem(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{EnvCores, EnvTimeout, EnvDriverURL, EnvExecutorID, EnvSecret} {
+	for _, want := range []string{EnvCores, EnvTimeout, EnvDriverURL, EnvExecutorID, EnvToken} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s: %v", want, err)
 		}
@@ -54,7 +54,7 @@ func TestFromEnvReportsEveryProblem(t *testing.T) {
 }
 
 func TestRunRejectsBadConfig(t *testing.T) {
-	err := Run(context.Background(), Config{DriverURL: "x:1", ExecutorID: "e", Cores: 1, Secret: "s", ChunkSize: 10, MaxMessageSize: 10})
+	err := Run(context.Background(), Config{DriverURL: "x:1", ExecutorID: "e", Cores: 1, Token: "s", ChunkSize: 10, MaxMessageSize: 10})
 	if err == nil || !strings.Contains(err.Error(), "ChunkSize") {
 		t.Fatalf("Run: %v", err)
 	}
@@ -72,7 +72,7 @@ func TestUnreachableDriver(t *testing.T) {
 	start := time.Now()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	err = Run(context.Background(), Config{DriverURL: addr, ExecutorID: "e", Cores: 1, Secret: "s",
+	err = Run(context.Background(), Config{DriverURL: addr, ExecutorID: "e", Cores: 1, Token: "s",
 		Timeout: timeout, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
 	runtime.ReadMemStats(&after)
 	elapsed := time.Since(start)
@@ -91,7 +91,7 @@ func TestUnreachableDriver(t *testing.T) {
 func TestRunReturnsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	err := Run(ctx, Config{DriverURL: "127.0.0.1:1", ExecutorID: "e", Cores: 1, Secret: "s", Timeout: time.Minute})
+	err := Run(ctx, Config{DriverURL: "127.0.0.1:1", ExecutorID: "e", Cores: 1, Token: "s", Timeout: time.Minute})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run: %v", err)
 	}

@@ -22,7 +22,7 @@ const (
 	EnvDriverURL  = "FLINT_DRIVER_URL"
 	EnvExecutorID = "FLINT_EXECUTOR_ID"
 	EnvCores      = "FLINT_EXECUTOR_CORES"
-	EnvSecret     = "FLINT_SECRET"
+	EnvToken      = "FLINT_EXECUTOR_TOKEN"
 	EnvHost       = "FLINT_EXECUTOR_HOST"
 	EnvAgentID    = "FLINT_AGENT_ID"
 	EnvTimeout    = "FLINT_NETWORK_TIMEOUT"
@@ -53,8 +53,9 @@ type Config struct {
 	ExecutorID string
 	// Cores is the number of cores tasks may occupy. Required (> 0).
 	Cores int
-	// Secret authenticates the executor to the driver. Required.
-	Secret string
+	// Token authenticates the executor to the driver: the ExecutorToken the
+	// driver derived for ExecutorID from the application secret. Required.
+	Token string
 	// Host is the host name reported to the driver; default os.Hostname.
 	Host string
 	// AgentID is the Mesos agent the executor runs on.
@@ -96,8 +97,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Cores <= 0 {
 		errs = append(errs, fmt.Errorf("coarse: cores must be positive, got %d (%s)", c.Cores, EnvCores))
 	}
-	if c.Secret == "" {
-		errs = append(errs, fmt.Errorf("coarse: the secret is required (%s)", EnvSecret))
+	if c.Token == "" {
+		errs = append(errs, fmt.Errorf("coarse: the executor token is required (%s)", EnvToken))
 	}
 	if c.Timeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.ShutdownTimeout < 0 || c.ChunkSize < 0 || c.MaxMessageSize < 0 {
 		errs = append(errs, errors.New("coarse: durations and sizes must not be negative"))
@@ -143,12 +144,12 @@ func cmpOr[T comparable](v, def T) T {
 }
 
 // FromEnv builds a Config from the environment the coarse backend sets. It
-// reads FLINT_SECRET and then removes it from the process environment, so
+// reads FLINT_EXECUTOR_TOKEN and then removes it from the process environment, so
 // task functions and child processes do not see it. Missing or malformed
 // variables are reported together.
 func FromEnv() (Config, error) {
 	cfg, err := fromEnv(os.Getenv)
-	_ = os.Unsetenv(EnvSecret)
+	_ = os.Unsetenv(EnvToken)
 	return cfg, err
 }
 
@@ -156,7 +157,7 @@ func fromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		DriverURL:  getenv(EnvDriverURL),
 		ExecutorID: getenv(EnvExecutorID),
-		Secret:     getenv(EnvSecret),
+		Token:      getenv(EnvToken),
 		Host:       getenv(EnvHost),
 		AgentID:    getenv(EnvAgentID),
 	}

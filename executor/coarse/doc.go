@@ -20,12 +20,14 @@
 //	FLINT_DRIVER_URL        the driver gateway's address, host:port (required)
 //	FLINT_EXECUTOR_ID       the executor id, unique per application (required)
 //	FLINT_EXECUTOR_CORES    cores the executor's tasks may occupy (required)
-//	FLINT_SECRET            the application's secret (required); read, then
-//	                        removed from the process environment
+//	FLINT_EXECUTOR_TOKEN    this executor's token (required): the driver's
+//	                        gateway.ExecutorToken for FLINT_EXECUTOR_ID, never
+//	                        the application secret; read, then removed from
+//	                        the process environment
 //	FLINT_EXECUTOR_HOST     the host name reported to the driver (default: os.Hostname)
 //	FLINT_AGENT_ID          the Mesos agent id
 //	FLINT_NETWORK_TIMEOUT   flint.network.timeout (default 120s; a bare number is seconds)
-//	FLINT_LOG_LEVEL, FLINT_LOG_FORMAT  executor logging (the secret is redacted)
+//	FLINT_LOG_LEVEL, FLINT_LOG_FORMAT  executor logging (the token is redacted)
 //
 // The driver's RegisteredExecutor properties size the runtime:
 // flint.task.cpus, flint.driver.maxResultSize and
@@ -46,7 +48,7 @@
 // update the driver has not acknowledged, oldest first (the gateway drops
 // duplicates). If the driver stays unreachable for longer than
 // Config.Timeout, Run kills the tasks and returns ErrDriverUnreachable, so
-// no orphan executor is left on an agent. A wrong secret or an invalid
+// no orphan executor is left on an agent. A wrong token or an invalid
 // registration returns ErrRefused at once. Indirect results are sent in
 // Config.ChunkSize chunks, after any pending status update.
 //

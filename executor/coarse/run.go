@@ -26,7 +26,7 @@ var (
 	// ErrDriverUnreachable: the driver could not be reached for longer than
 	// Config.Timeout.
 	ErrDriverUnreachable = errors.New("coarse: driver unreachable")
-	// ErrRefused: the driver refused the executor for good (wrong secret,
+	// ErrRefused: the driver refused the executor for good (wrong token,
 	// invalid registration).
 	ErrRefused = errors.New("coarse: driver refused the executor")
 )
@@ -46,7 +46,7 @@ func Main(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(os.Getenv(EnvLogLevel), os.Getenv(EnvLogFormat), cfg.Secret)
+	log, err := newLogger(os.Getenv(EnvLogLevel), os.Getenv(EnvLogFormat), cfg.Token)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (c *client) session(ctx context.Context, deadline time.Time) (registered bo
 		return false, classify(err)
 	}
 	reg := &flintpb.RegisterExecutor{ExecutorId: c.cfg.ExecutorID, Host: c.cfg.Host, AgentId: c.cfg.AgentID,
-		Cores: int32(c.cfg.Cores), Token: c.cfg.Secret, Version: c.cfg.Version, Pid: int32(os.Getpid()), Batching: true}
+		Cores: int32(c.cfg.Cores), Token: c.cfg.Token, Version: c.cfg.Version, Pid: int32(os.Getpid()), Batching: true}
 	if err := stream.Send(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_Register{Register: reg}}); err != nil {
 		handshake.Stop()
 		_, rerr := stream.Recv() // the status says why

@@ -77,8 +77,10 @@
 // (capped at executor/fine.MaxInlineResult, 2 MiB, to stay below mesos-go's
 // 4 MiB RecordIO record on the scheduler stream) and puts the base URL of its
 // result server in the TaskStatus label "flint.results". FetchResult GETs
-// <url>/v1/results/<block> with "Authorization: Bearer <secret>" (the secret
-// travels only in ExecutorInfo.data), ReleaseResult DELETEs it.
+// <url>/v1/results/<block> with "Authorization: Bearer <secret>", where the
+// secret is the executor's own (an HMAC of its id under the application
+// secret, which never leaves the driver; it travels only in that executor's
+// ExecutorInfo.data), ReleaseResult DELETEs it.
 //
 // Stop declines held offers and tears the framework down: the master kills
 // every task and the agents shut the executors down.

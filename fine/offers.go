@@ -457,16 +457,18 @@ func (b *Backend) executorInfo(id string, res mesos.Resources) *mesos.ExecutorIn
 	cmd, name, source := b.set.command, "flint fine executor", "flint"
 	return &mesos.ExecutorInfo{
 		Type: mesos.ExecutorInfo_CUSTOM, ExecutorID: mesos.ExecutorID{Value: id}, Name: &name,
-		Source: &source, Resources: res, Data: b.settingsData(),
+		Source: &source, Resources: res, Data: b.settingsData(id),
 		Command: &mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
 			Environment: &mesos.Environment{Variables: b.environment()}},
 	}
 }
 
-func (b *Backend) settingsData() []byte {
+// settingsData is executor id's Settings; its result server secret is the
+// executor's own (resultSecret), not the application's.
+func (b *Backend) settingsData(id string) []byte {
 	data, err := fineexec.Settings{
 		TaskCPUs: b.set.taskCPUs, MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
-		Secret: b.secret, DriverHost: b.driverHost, IdleTimeout: b.set.idleTimeout,
+		Secret: resultSecret(b.secret, id), DriverHost: b.driverHost, IdleTimeout: b.set.idleTimeout,
 		LogLevel: b.set.logLevel, LogFormat: b.set.logFormat, DriverID: b.frameworkID,
 	}.Encode()
 	if err != nil {

@@ -2,6 +2,9 @@ package fine
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,7 +26,7 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 	if err != nil {
 		return nil, fmt.Errorf("fine: fetch result %s: %w", blockID, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+b.secret)
+	req.Header.Set("Authorization", "Bearer "+resultSecret(b.secret, executorID))
 	resp, err := b.httpc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %w", blockID, executorID, err)
@@ -64,7 +67,7 @@ func (b *Backend) ReleaseResult(executorID, blockID string) {
 		if err != nil {
 			return
 		}
-		req.Header.Set("Authorization", "Bearer "+b.secret)
+		req.Header.Set("Authorization", "Bearer "+resultSecret(b.secret, executorID))
 		resp, err := b.httpc.Do(req)
 		if err != nil {
 			b.log.Debugf("fine: release result %s on executor %s: %v", blockID, executorID, err)
@@ -72,4 +75,15 @@ func (b *Backend) ReleaseResult(executorID, blockID string) {
 		}
 		resp.Body.Close()
 	}()
+}
+
+// resultSecret is the secret executor executorID's result server requires:
+// HMAC-SHA256 of its id under the application secret, so that the
+// application secret never travels in an ExecutorInfo (which Mesos keeps
+// and shows) and one executor's secret opens no other executor's results.
+func resultSecret(secret, executorID string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("flint fine result server v1\x00"))
+	m.Write([]byte(executorID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }

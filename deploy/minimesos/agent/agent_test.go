@@ -43,14 +43,19 @@ func TestCommandTaskLifecycle(t *testing.T) {
 	}
 	// A second task on a command executor (same id) fails.
 	ta.mu.Lock()
-	ta.frameworks["fw1"].executors["dup"] = &execRun{fw: ta.frameworks["fw1"], tasks: map[string]*task{}, state: exRunning}
+	f := ta.frameworks["fw1"]
+	if f == nil { // forgotten once both tasks ended and were acknowledged
+		f = &framework{info: fw, executors: map[string]*execRun{}}
+		ta.frameworks["fw1"] = f
+	}
+	f.executors["dup"] = &execRun{fw: f, tasks: map[string]*task{}, state: exRunning}
 	ta.mu.Unlock()
 	runTask(t, ta, fw, cmdTask("dup", "true"))
 	if st := m.waitState(t, "dup", mesos.TASK_FAILED); !strings.Contains(st.GetMessage(), "multiple tasks") {
 		t.Fatalf("dup: %q", st.GetMessage())
 	}
 	ta.mu.Lock()
-	delete(ta.frameworks["fw1"].executors, "dup")
+	delete(f.executors, "dup")
 	ta.mu.Unlock()
 }
 

@@ -109,6 +109,16 @@ func (a *Agent) removeCheckpointLocked(ex *execRun) {
 	}
 }
 
+// dropFrameworkCheckpointLocked forgets a removed framework's checkpoint:
+// its directory under meta (executor runs are removed as they end) and its
+// mark as a checkpointing framework (its updates are gone).
+func (a *Agent) dropFrameworkCheckpointLocked(id string) {
+	a.ckptFW.Delete(id)
+	if a.agentID != "" {
+		_ = os.RemoveAll(filepath.Join(a.metaDir(), a.agentID, "frameworks", id))
+	}
+}
+
 // checkpointUpdates saves the unacknowledged updates of checkpointing
 // frameworks. Called by the status update manager without its lock (and
 // possibly with a.mu held: it must not take a.mu).

@@ -11,6 +11,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/statusupdate"
@@ -98,12 +99,16 @@ func (a *Agent) runTask(rt link.RunTask) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// A framework forgotten since its last launch here (no executor left)
+	// is recreated, as Mesos' agent does on RunTask.
 	fw := a.frameworks[fwID]
 	if fw == nil {
 		fw = &framework{info: rt.Framework, executors: map[string]*execRun{}}
 		a.frameworks[fwID] = fw
 	}
 	fw.info, fw.removing = rt.Framework, false
+	// A launch that started no executor (refused, invalid) leaves nothing.
+	defer a.forgetFrameworkLocked(fw)
 	var tasks []mesos.TaskInfo
 	var info mesos.ExecutorInfo
 	switch {
@@ -373,10 +378,33 @@ func (a *Agent) executorGoneLocked(ex *execRun, st containerizer.Status, state m
 	a.removeCheckpointLocked(ex)
 	a.sendLocked(link.AgentMessage{ExecutorExited: &link.ExecutorExited{FrameworkID: fw.id(), ExecutorID: ex.info.ExecutorID, Status: st.WaitStatus()}})
 	a.scheduleGCLocked(ex.sandbox)
-	if len(fw.executors) == 0 && fw.removing {
-		delete(a.frameworks, fw.id().Value)
-		go a.sum.RemoveFramework(fw.id().Value)
+	a.forgetFrameworkLocked(fw)
+}
+
+// forgetFrameworkLocked drops fw once nothing of it is left on the agent,
+// as Mesos' agent removes a framework whose last executor is gone and
+// which has no pending task (Slave::removeExecutor → removeFramework).
+// Executors register in fw.executors before their launch starts (fetch
+// included), so no executor means no pending launch. A framework being
+// shut down (ShutdownFramework) goes as soon as its last executor ended,
+// its unacknowledged updates with it. One still registered stays until
+// its updates are acknowledged too (Mesos keeps the terminated executor,
+// and so the framework, until then; acknowledge calls this again); a
+// later RunTask recreates it. Its checkpoint directory goes with it, so
+// a restarted agent cannot recover it.
+func (a *Agent) forgetFrameworkLocked(fw *framework) {
+	id := fw.id().Value
+	if len(fw.executors) > 0 || a.frameworks[id] != fw {
+		return
 	}
+	if fw.removing {
+		a.sum.RemoveFramework(id)
+	} else if !a.sum.RemoveIdleFramework(id) {
+		return
+	}
+	delete(a.frameworks, id)
+	a.dropFrameworkCheckpointLocked(id)
+	a.log.WithFields(logrus.Fields{"framework": id, "shut_down": fw.removing}).Info("agent: framework removed")
 }
 
 func (a *Agent) scheduleGCLocked(sandbox string) {
@@ -519,17 +547,17 @@ func (a *Agent) shutdownFramework(fwID string) {
 	defer a.mu.Unlock()
 	fw := a.frameworks[fwID]
 	if fw == nil {
-		go a.sum.RemoveFramework(fwID)
+		// Nothing runs, but updates of its ended tasks may still wait
+		// for an acknowledgement that will never come.
+		a.sum.RemoveFramework(fwID)
+		a.dropFrameworkCheckpointLocked(fwID)
 		return
 	}
 	fw.removing = true
 	for _, ex := range fw.executors {
 		a.shutdownExecutorLocked(ex)
 	}
-	if len(fw.executors) == 0 {
-		delete(a.frameworks, fwID)
-		go a.sum.RemoveFramework(fwID)
-	}
+	a.forgetFrameworkLocked(fw)
 }
 
 func (a *Agent) acknowledge(ack link.Acknowledge) {
@@ -539,10 +567,13 @@ func (a *Agent) acknowledge(ack link.Acknowledge) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, ex, t := a.findTaskLocked(ack.FrameworkID.Value, ack.TaskID.Value)
+	fw, ex, t := a.findTaskLocked(ack.FrameworkID.Value, ack.TaskID.Value)
 	if t != nil && statusupdate.IsTerminal(t.state) && len(a.sum.Pending(ack.FrameworkID.Value, ack.TaskID.Value)) == 0 {
 		delete(ex.tasks, ack.TaskID.Value)
 		a.checkpointLocked(ex)
+	}
+	if fw != nil {
+		a.forgetFrameworkLocked(fw) // its last update may just have been acknowledged
 	}
 }
 

@@ -49,6 +49,8 @@ type fakeMaster struct {
 	msgs    []link.ExecutorMessage
 	acked   map[string]bool
 	autoAck bool
+	// hold, if set, keeps autoAck from acknowledging the updates it selects.
+	hold    func(link.StatusUpdate) bool
 	unknown int // answer this many FromAgent calls with ErrUnknownAgent
 	// onUpdate, if set, sees every forwarded update (under f.mu).
 	onUpdate func(link.StatusUpdate)
@@ -93,7 +95,7 @@ func (f *fakeMaster) FromAgent(_ context.Context, _ string, m link.AgentMessage)
 		if f.onUpdate != nil {
 			f.onUpdate(u)
 		}
-		if f.autoAck && !f.acked[string(u.Status.UUID)] {
+		if f.autoAck && !f.acked[string(u.Status.UUID)] && (f.hold == nil || !f.hold(u)) {
 			f.acked[string(u.Status.UUID)] = true
 			ack = &link.Acknowledge{FrameworkID: u.FrameworkID, TaskID: u.Status.TaskID, UUID: u.Status.UUID}
 		}

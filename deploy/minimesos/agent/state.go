@@ -52,6 +52,21 @@ func (a *Agent) serveState(w http.ResponseWriter, r *http.Request) {
 	writeJSONAnswer(w, a.snapshotState())
 }
 
+// Frameworks returns the ids of the frameworks the agent keeps, sorted:
+// those with an executor (launching, running or ending) or with status
+// updates not yet acknowledged. The agent forgets the others, as /state
+// shows.
+func (a *Agent) Frameworks() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, 0, len(a.frameworks))
+	for id := range a.frameworks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
 func (a *Agent) snapshotState() agentState {
 	a.mu.Lock()
 	defer a.mu.Unlock()

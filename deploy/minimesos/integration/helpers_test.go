@@ -329,7 +329,13 @@ func (e *env) subscribe(codec encoding.Codec, fi *mesos.FrameworkInfo) *sched {
 
 func subscribeTo(t *testing.T, url string, codec encoding.Codec, fi *mesos.FrameworkInfo) *sched {
 	t.Helper()
-	s := &sched{t: t, caller: newCaller(url, codec), info: fi, done: make(chan struct{}), usedOffr: map[string]bool{}, autoAck: true}
+	return subscribeHolding(t, url, codec, fi, nil)
+}
+
+// subscribeHolding is subscribeTo with hold set from the start.
+func subscribeHolding(t *testing.T, url string, codec encoding.Codec, fi *mesos.FrameworkInfo, hold func(mesos.TaskStatus) bool) *sched {
+	t.Helper()
+	s := &sched{t: t, caller: newCaller(url, codec), info: fi, done: make(chan struct{}), usedOffr: map[string]bool{}, autoAck: true, hold: hold}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	resp, err := s.caller.Call(ctx, calls.Subscribe(fi))

@@ -68,6 +68,7 @@ func (m *Master) RegisterAgent(_ context.Context, r link.Registration, to link.A
 		m.reconcileKnownAgent(ag, &r)
 	}
 	m.adoptRegistration(ag, &r, now)
+	m.shutdownRemovedFrameworks(ag, &r)
 	m.alloc.AddAgent(id, info.Hostname, ag.total, m.usedOnAgent(id))
 	if r.AgentInfo.ID != nil {
 		m.inc("master/slave_reregistrations", 1)
@@ -127,6 +128,29 @@ func (m *Master) reconcileKnownAgent(ag *agent, r *link.Registration) {
 		if len(f.executors[ag.id]) == 0 {
 			delete(f.executors, ag.id)
 		}
+	}
+}
+
+// shutdownRemovedFrameworks tells a (re-)registering agent to shut down
+// the frameworks it reports that were removed meanwhile (it was
+// disconnected when they were), as Mesos does for completed frameworks
+// on re-registration. The message follows the registration's answer.
+// Callers hold m.mu.
+func (m *Master) shutdownRemovedFrameworks(ag *agent, r *link.Registration) {
+	removed := map[string]bool{}
+	for i := range r.Frameworks {
+		if id := r.Frameworks[i].GetID().GetValue(); m.removedFw[id] {
+			removed[id] = true
+		}
+	}
+	for i := range r.Executors {
+		if id := r.Executors[i].FrameworkID.Value; m.removedFw[id] {
+			removed[id] = true
+		}
+	}
+	for _, id := range sortedKeys(removed) {
+		m.log.WithFields(logrus.Fields{"agent": ag.id, "framework": id}).Info("agent runs a removed framework; shutting it down")
+		m.deliver(ag, linkShutdownFramework(id))
 	}
 }
 

@@ -229,20 +229,21 @@ func (m *Master) removeFramework(f *framework, now time.Time) {
 	}
 	m.cancel(f.failover)
 	m.removeOffers(f, false, now)
-	agents := map[string]bool{}
 	for _, t := range f.tasks {
-		agents[t.t.AgentID.Value] = true
 		if !isTerminal(t.state()) {
 			st := m.masterStatus(t, mesos.TASK_KILLED, mesos.REASON_FRAMEWORK_REMOVED, "Framework "+f.id+" removed")
 			m.setLatest(t, st)
 		}
 		m.completeTask(f, t)
 	}
-	for a := range f.executors {
-		agents[a] = true
-	}
-	for id := range agents {
-		if a := m.agents[id]; a != nil && a.connected {
+	// Every connected agent hears of it, as Mesos sends
+	// ShutdownFrameworkMessage to every registered agent: also those where
+	// its executors have already ended (a finished coarse-mode job), which
+	// may still hold its record and unacknowledged updates. Agents
+	// disconnected now learn it when they re-register with it or resend
+	// one of its updates.
+	for _, id := range sortedKeys(m.agents) {
+		if a := m.agents[id]; a.connected {
 			m.deliver(a, linkShutdownFramework(f.id))
 		}
 	}

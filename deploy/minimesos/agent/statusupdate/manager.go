@@ -265,7 +265,30 @@ func (m *Manager) Snapshot() []link.StatusUpdate {
 	return out
 }
 
-// RemoveFramework drops the streams of a removed framework.
+// RemoveIdleFramework drops the streams of a framework with no
+// unacknowledged update, and reports whether it did; a framework with one
+// keeps everything (its updates must still reach the master).
+func (m *Manager) RemoveIdleFramework(frameworkID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, s := range m.streams {
+		if k.fw == frameworkID && len(s.pending) > 0 {
+			return false
+		}
+	}
+	for k, s := range m.streams {
+		if k.fw == frameworkID {
+			if s.timer != nil {
+				s.timer.Stop()
+			}
+			delete(m.streams, k)
+		}
+	}
+	return true
+}
+
+// RemoveFramework drops the streams of a removed framework, with their
+// unacknowledged updates.
 func (m *Manager) RemoveFramework(frameworkID string) {
 	m.mu.Lock()
 	for k, s := range m.streams {

@@ -157,3 +157,48 @@ func TestPausedUntilRegistered(t *testing.T) {
 		t.Fatal("framework streams kept")
 	}
 }
+
+// RemoveIdleFramework keeps a framework with an unacknowledged update,
+// and drops every stream of one without (other frameworks untouched).
+func TestRemoveIdleFramework(t *testing.T) {
+	r := &recorder{}
+	m := newManager(t, r, time.Hour)
+	m.SetAgentID("S1")
+	run, fin := upd("t", mesos.TASK_RUNNING, 1), upd("t", mesos.TASK_FINISHED, 2)
+	other := upd("o", mesos.TASK_RUNNING, 3)
+	other.FrameworkID.Value = "other"
+	for _, u := range []link.StatusUpdate{run, other} {
+		if _, err := m.Update(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.RemoveIdleFramework("fw") {
+		t.Fatal("removed a framework with an unacknowledged update")
+	}
+	if len(m.Pending("fw", "t")) != 1 {
+		t.Fatal("the unacknowledged update was dropped")
+	}
+	if err := m.Acknowledge("fw", "t", run.Status.UUID); err != nil {
+		t.Fatal(err)
+	}
+	// The RUNNING stream is idle now (acknowledged, not terminal).
+	if !m.RemoveIdleFramework("fw") {
+		t.Fatal("idle framework kept")
+	}
+	// Its stream is gone: the same uuid is new again, and a FINISHED queues.
+	if dup, err := m.Update(run); dup || err != nil {
+		t.Fatalf("after removal: dup=%v err=%v", dup, err)
+	}
+	if _, err := m.Update(fin); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Pending("fw", "t"); len(got) != 2 {
+		t.Fatalf("pending after removal: %v", got)
+	}
+	if got := m.Pending("other", "o"); len(got) != 1 {
+		t.Fatalf("other framework's updates: %v", got)
+	}
+	if !m.RemoveIdleFramework("unknown") {
+		t.Fatal("a framework without streams is idle")
+	}
+}

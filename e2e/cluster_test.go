@@ -355,11 +355,13 @@ func (c *cluster) agentID(a *node) string {
 	return st.ID
 }
 
-// waitNoExecutors waits until agent a runs no executor: none in its /state
-// and no process in its container but the agent itself.
+// waitNoExecutors waits until agent a runs no executor and has forgotten
+// every framework: its /state lists no framework (one whose executors all
+// ended is dropped, as Mesos agents do) and no process but the agent
+// itself runs in its container.
 func (c *cluster) waitNoExecutors(a *node) {
 	c.t.Helper()
-	c.waitFor(30*time.Second, a.name+" to run no executor", func() (bool, string) {
+	c.waitFor(30*time.Second, a.name+" to run no executor and keep no framework", func() (bool, string) {
 		var st agentState
 		if err := c.getJSON(a.hostURL+"/state", &st); err != nil {
 			return false, err.Error()
@@ -368,6 +370,9 @@ func (c *cluster) waitNoExecutors(a *node) {
 			if len(fw.Executors) > 0 {
 				return false, fmt.Sprintf("framework %s still has executors %v in /state", fw.ID, fw.Executors)
 			}
+		}
+		if len(st.Frameworks) > 0 {
+			return false, fmt.Sprintf("/state still lists frameworks %+v", st.Frameworks)
 		}
 		top, err := c.pool.Client.TopContainer(a.id, "")
 		if err != nil {

@@ -25,8 +25,9 @@ import (
 type Config struct {
 	// Listen is the master's host:port ("127.0.0.1:0" picks a port).
 	Listen string
-	// Master configures the master; Hostname and Port are filled from the
-	// listener when empty.
+	// Master configures the master; Hostname, IP and Port are filled from
+	// the listener when empty (for a wildcard listener: the machine's host
+	// name and its IPv4 address, see masterAddress).
 	Master master.Config
 	// AgentSecret, when set, is the bearer secret remote agents must present.
 	AgentSecret string
@@ -91,14 +92,15 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 }
 
 func (c *Cluster) startMaster(cfg Config, lis net.Listener) error {
-	host, port, _ := net.SplitHostPort(lis.Addr().String())
+	listen, port := listenAddr(lis)
 	mc := cfg.Master
-	if mc.Hostname == "" {
-		mc.Hostname = host
+	hostname, ip := system.masterAddress(listen, mc.Hostname)
+	mc.Hostname = hostname
+	if mc.IP == nil {
+		mc.IP = ip
 	}
 	if mc.Port == 0 {
-		p, _ := strconv.Atoi(port)
-		mc.Port = uint32(p)
+		mc.Port = uint32(port)
 	}
 	if mc.Logger == nil {
 		mc.Logger = cfg.Logger
@@ -186,7 +188,7 @@ func (c *Cluster) startAgent(ctx, runCtx context.Context, cfg Config, i int) err
 	}
 	ac := cfg.Agent
 	ac.WorkDir = filepath.Join(cfg.Agent.WorkDir, fmt.Sprintf("agent-%d", i))
-	ac.Endpoint = lis.Addr().String()
+	ac.Endpoint = system.agentEndpoint(lis, ac.Hostname)
 	if ac.Logger == nil {
 		ac.Logger = cfg.Logger.WithField("agent", i)
 	}
@@ -209,6 +211,95 @@ func (c *Cluster) startAgent(ctx, runCtx context.Context, cfg Config, i int) err
 		return fmt.Errorf("cluster: start agent %d: %w", i, err)
 	}
 	return nil
+}
+
+// addrs is what the cluster asks the system to choose the addresses it
+// advertises (tests inject their own).
+type addrs struct {
+	hostname func() (string, error)         // os.Hostname
+	lookupIP func(string) ([]net.IP, error) // net.LookupIP
+}
+
+var system = addrs{hostname: os.Hostname, lookupIP: net.LookupIP}
+
+// listenAddr is the IP (nil if unknown) and port a listener is bound to.
+func listenAddr(lis net.Listener) (net.IP, int) {
+	if a, ok := lis.Addr().(*net.TCPAddr); ok {
+		return a.IP, a.Port
+	}
+	_, p, _ := net.SplitHostPort(lis.Addr().String())
+	port, _ := strconv.Atoi(p)
+	return nil, port
+}
+
+// masterAddress chooses the hostname and IPv4 address a master listening
+// on listen advertises (MasterInfo hostname, ip and address, its pid), as
+// Mesos does: the hostname is the configured one, else the listen address
+// when it is a concrete one, else the machine's host name — never the
+// wildcard ("::" for --listen 0.0.0.0:5050) that reaches nothing. The IP
+// is the listen address when it is a concrete IPv4 one, else the
+// hostname's IPv4 address (a non-loopback one preferred: the others reach
+// only this machine), else 127.0.0.1.
+func (s addrs) masterAddress(listen net.IP, hostname string) (string, net.IP) {
+	concrete := listen != nil && !listen.IsUnspecified()
+	if hostname == "" {
+		hostname = s.hostFor(listen)
+	}
+	if ip := listen.To4(); ip != nil && concrete {
+		return hostname, ip
+	}
+	return hostname, s.ipv4Of(hostname)
+}
+
+// hostFor names the host for a listener on listen: the address itself
+// when concrete, else the machine's host name (else "localhost").
+func (s addrs) hostFor(listen net.IP) string {
+	if listen != nil && !listen.IsUnspecified() {
+		return listen.String()
+	}
+	if h, err := s.hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
+}
+
+// ipv4Of resolves host (an IP literal is its own answer) to an IPv4
+// address, a non-loopback one preferred, else 127.0.0.1.
+func (s addrs) ipv4Of(host string) net.IP {
+	ips := []net.IP{net.ParseIP(host)}
+	if ips[0] == nil {
+		ips, _ = s.lookupIP(host)
+	}
+	var loopback net.IP
+	for _, ip := range ips {
+		ip4 := ip.To4()
+		switch {
+		case ip4 == nil || ip4.IsUnspecified():
+		case !ip4.IsLoopback():
+			return ip4
+		case loopback == nil:
+			loopback = ip4
+		}
+	}
+	if loopback != nil {
+		return loopback
+	}
+	return net.IPv4(127, 0, 0, 1).To4()
+}
+
+// agentEndpoint is the host:port an in-process agent listening on lis
+// advertises (MESOS_AGENT_ENDPOINT, its pid in the master's /state): the
+// listen address, or for a wildcard one the agent's hostname (default:
+// the machine's), as `flint mesos agent` does.
+func (s addrs) agentEndpoint(lis net.Listener, hostname string) string {
+	ip, port := listenAddr(lis)
+	if ip != nil && !ip.IsUnspecified() {
+		return lis.Addr().String()
+	}
+	if hostname == "" {
+		hostname = s.hostFor(nil)
+	}
+	return net.JoinHostPort(hostname, strconv.Itoa(port))
 }
 
 // NewFetch returns an agent fetch function backed by the uri fetcher, with a

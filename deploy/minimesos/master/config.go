@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -36,6 +37,12 @@ type Config struct {
 	// Hostname and Port are reported in MasterInfo (default localhost:5050).
 	Hostname string
 	Port     uint32
+	// IP is the master's IPv4 address, reported in MasterInfo (ip and
+	// address.ip) and in its pid master@IP:Port, as Mesos reports the
+	// address it is bound to or advertises. Default: Hostname when it is
+	// an IPv4 address, else 127.0.0.1. (cluster.Start chooses it from the
+	// listener and the host name.)
+	IP net.IP
 	// HeartbeatInterval between HEARTBEAT events (15s).
 	HeartbeatInterval time.Duration
 	// AllocationInterval between batch allocations (1s).
@@ -85,6 +92,11 @@ func (c *Config) setDefaults() error {
 	if c.Port == 0 {
 		c.Port = 5050
 	}
+	if c.IP == nil {
+		if c.IP = net.ParseIP(c.Hostname).To4(); c.IP == nil {
+			c.IP = net.IPv4(127, 0, 0, 1)
+		}
+	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -118,6 +130,11 @@ func (c *Config) setDefaults() error {
 	}
 	if c.AgentMaxMissedPings < 0 || c.MaxOutstandingOffers < 0 {
 		errs = append(errs, errors.New("negative count"))
+	}
+	if c.IP.To4() == nil {
+		errs = append(errs, fmt.Errorf("IP %v is not an IPv4 address (MasterInfo.ip holds one)", c.IP))
+	} else {
+		c.IP = c.IP.To4()
 	}
 	if strings.ContainsAny(c.ID, "/ \n") {
 		errs = append(errs, fmt.Errorf("master id %q contains '/' or spaces", c.ID))

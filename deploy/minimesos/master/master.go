@@ -1,9 +1,12 @@
 package master
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -75,12 +78,12 @@ func New(cfg Config) (*Master, error) {
 		timers:      map[*loop]struct{}{},
 		streams:     map[*subscription]struct{}{},
 	}
-	hn, port := cfg.Hostname, cfg.Port
-	pid := fmt.Sprintf("master@%s:%d", hn, port)
+	hn, port, ip := cfg.Hostname, cfg.Port, cfg.IP.String()
+	pid := "master@" + net.JoinHostPort(ip, strconv.FormatUint(uint64(port), 10))
 	m.info = mesos.MasterInfo{
-		ID: cfg.ID, IP: 0x0100007f, Port: &port, PID: &pid, Hostname: &hn,
+		ID: cfg.ID, IP: PackIPv4(cfg.IP), Port: &port, PID: &pid, Hostname: &hn,
 		Version: proto(Version),
-		Address: &mesos.Address{Hostname: &hn, Port: int32(port)},
+		Address: &mesos.Address{Hostname: &hn, IP: &ip, Port: int32(port)},
 	}
 	m.log.WithFields(logrus.Fields{"id": cfg.ID, "seed": cfg.Seed}).Info("master started")
 	m.mu.Lock()
@@ -92,6 +95,21 @@ func New(cfg Config) (*Master, error) {
 }
 
 func proto[T any](v T) *T { return &v }
+
+// PackIPv4 encodes an IPv4 address as MasterInfo.ip: Mesos stores the
+// in_addr's s_addr there, the four bytes in network order read as a
+// native integer, and its readers take ntohl(ip). On the little-endian
+// hosts Mesos runs on that is the little-endian reading of the bytes
+// (127.0.0.1 is 0x0100007f), which this returns on any host, as Flint's
+// ZooKeeper detector expects. (mesos-go's v0 detector reads it big-endian;
+// see MESOS-1201.) It returns 0 for a non-IPv4 address.
+func PackIPv4(ip net.IP) uint32 {
+	ip4 := ip.To4()
+	if ip4 == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(ip4)
+}
 
 // ID is the master's id.
 func (m *Master) ID() string { return m.cfg.ID }

@@ -44,7 +44,7 @@ type masterFlags struct {
 func (f *masterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:5050", "address the master listens on")
 	fs.StringVar(&f.id, "id", "", "master id (default: a fresh UUID)")
-	fs.StringVar(&f.hostname, "hostname", "", "hostname advertised in MasterInfo (default: the listen address)")
+	fs.StringVar(&f.hostname, "hostname", "", "hostname advertised in MasterInfo (default: the listen address when it is a specific one, else os.Hostname)")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", 15*time.Second, "interval between HEARTBEAT events")
 	fs.DurationVar(&f.allocation, "allocation-interval", time.Second, "interval between batch allocations")
 	fs.BoolVar(&f.allocateOnRelease, "allocate-on-release", false, "also offer resources as soon as they are freed (low latency)")

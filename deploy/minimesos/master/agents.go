@@ -139,12 +139,12 @@ func (m *Master) reconcileKnownAgent(ag *agent, r *link.Registration) {
 func (m *Master) shutdownRemovedFrameworks(ag *agent, r *link.Registration) {
 	removed := map[string]bool{}
 	for i := range r.Frameworks {
-		if id := r.Frameworks[i].GetID().GetValue(); m.removedFw[id] {
+		if id := r.Frameworks[i].GetID().GetValue(); m.removedFw.has(id) {
 			removed[id] = true
 		}
 	}
 	for i := range r.Executors {
-		if id := r.Executors[i].FrameworkID.Value; m.removedFw[id] {
+		if id := r.Executors[i].FrameworkID.Value; m.removedFw.has(id) {
 			removed[id] = true
 		}
 	}
@@ -159,7 +159,7 @@ func (m *Master) shutdownRemovedFrameworks(ag *agent, r *link.Registration) {
 func (m *Master) adoptRegistration(ag *agent, r *link.Registration, now time.Time) {
 	for i := range r.Frameworks {
 		fi := r.Frameworks[i]
-		if fi.ID == nil || m.fws[fi.ID.Value] != nil || m.removedFw[fi.ID.Value] {
+		if fi.ID == nil || m.fws[fi.ID.Value] != nil || m.removedFw.has(fi.ID.Value) {
 			continue
 		}
 		f := m.newFramework(fi, now)

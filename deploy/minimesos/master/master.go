@@ -29,7 +29,7 @@ type Master struct {
 	closed    bool
 	alloc     *allocator.Allocator
 	fws       map[string]*framework
-	removedFw map[string]bool
+	removedFw *removedIDs
 	completed []*framework
 	agents    map[string]*agent
 	// unreachable and gone agents (removed by health check or by operator).
@@ -68,7 +68,7 @@ func New(cfg Config) (*Master, error) {
 		log:         cfg.Logger.WithField("component", "minimesos-master"),
 		alloc:       al,
 		fws:         map[string]*framework{},
-		removedFw:   map[string]bool{},
+		removedFw:   newRemovedIDs(maxRemembered),
 		agents:      map[string]*agent{},
 		unreachable: map[string]time.Time{},
 		gone:        map[string]bool{},

@@ -101,7 +101,7 @@ func (m *Master) attach(sub *subscription, fi *mesos.FrameworkInfo, suppressed [
 	now := m.cfg.Clock.Now()
 	var f *framework
 	if id := fi.GetID().GetValue(); id != "" {
-		if m.removedFw[id] {
+		if m.removedFw.has(id) {
 			return fail("Framework has been removed")
 		}
 		f = m.fws[id]
@@ -250,7 +250,7 @@ func (m *Master) removeFramework(f *framework, now time.Time) {
 	f.executors = map[string]map[string]*mesos.ExecutorInfo{}
 	m.alloc.RemoveFramework(f.id)
 	delete(m.fws, f.id)
-	m.removedFw[f.id] = true
+	m.removedFw.add(f.id)
 	f.unregistered = now
 	m.completed = append(m.completed, f)
 	if over := len(m.completed) - m.cfg.MaxCompletedFrameworks; over > 0 {

@@ -113,7 +113,7 @@ func (m *Master) statusUpdate(ag *agent, su *link.StatusUpdate) {
 		m.log.WithFields(logrus.Fields{"framework": su.FrameworkID.Value, "task": st.TaskID.Value}).
 			Warn("dropping status update of an unknown framework")
 		m.inc("master/invalid_status_updates", 1)
-		if m.removedFw[su.FrameworkID.Value] {
+		if m.removedFw.has(su.FrameworkID.Value) {
 			// The agent missed the framework's removal (it was disconnected)
 			// and would retry the update forever: tell it.
 			m.deliver(ag, linkShutdownFramework(su.FrameworkID.Value))

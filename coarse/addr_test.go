@@ -9,24 +9,14 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/internal/mesostest"
 )
-
-// freePort is a loopback port nothing listens on (closed right away).
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // With flint.driver.bindAddress and fixed ports, the driver's servers listen
 // on every interface at those ports while executors are told the advertised
 // host, as a driver in a bridge-networked container needs.
 func TestDriverBindAddressAndPorts(t *testing.T) {
-	gwPort, filePort := freePort(t), freePort(t)
+	gwPort, filePort := mesostest.FreePort(t), mesostest.FreePort(t)
 	c := startCluster(t, clusterOpts{agents: 1})
 	r := mustRun(t, mesosURL(c), "flint.driver.host=127.0.0.1", "flint.driver.bindAddress=0.0.0.0",
 		"flint.driver.port="+strconv.Itoa(gwPort), "flint.driver.fileServer.port="+strconv.Itoa(filePort))

@@ -1,7 +1,6 @@
 package coarse_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -10,15 +9,8 @@ import (
 
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/internal/mesostest"
 )
-
-// size returns the length of its input and its first byte.
-var size = framework.Register("coarse_test.size", func(_ context.Context, b []byte) ([2]int, error) {
-	if len(b) == 0 {
-		return [2]int{}, nil
-	}
-	return [2]int{len(b), int(b[0])}, nil
-})
 
 // Large inputs launched together reach the executor (in several launch
 // messages); an input above the gateway's message limit fails the job
@@ -28,24 +20,13 @@ func TestLargeTaskInputs(t *testing.T) {
 	r := mustRun(t, mesosURL(c))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	const each = 3 << 20
-	var in [][]byte
-	for i := range 8 {
-		in = append(in, bytes.Repeat([]byte{byte(i + 1)}, each))
-	}
-	out, err := framework.Map(ctx, r.fc, size, in)
-	if err != nil {
+	if err := mesostest.LargeInputs(ctx, r.fc, 8, 3<<20); err != nil {
 		t.Fatal(err)
-	}
-	for i, o := range out {
-		if o != [2]int{each, i + 1} {
-			t.Fatalf("task %d saw %v, want [%d %d]", i, o, each, i+1)
-		}
 	}
 	before := r.executors()
 
 	huge := framework.Task{Function: double.Name(), Codec: "gob", Input: make([]byte, gateway.DefaultMaxMessageSize)}
-	_, err = r.fc.RunJob(ctx, &framework.Job{Name: "huge", Tasks: []framework.Task{{Function: double.Name(), Codec: "gob", Input: []byte{3, 4, 0, 2}}, huge}})
+	_, err := r.fc.RunJob(ctx, &framework.Job{Name: "huge", Tasks: []framework.Task{{Function: double.Name(), Codec: "gob", Input: []byte{3, 4, 0, 2}}, huge}})
 	if !errors.Is(err, framework.ErrTaskTooLarge) || !strings.Contains(err.Error(), "task 1:") || !strings.Contains(err.Error(), "gRPC message limit") {
 		t.Fatalf("err = %v, want ErrTaskTooLarge for task 1 naming the limit", err)
 	}

@@ -50,13 +50,6 @@ var (
 	big = framework.Register("fine_test.big", func(_ context.Context, n int) ([]byte, error) {
 		return bytes.Repeat([]byte{byte(n)}, 3<<20), nil
 	})
-	// size returns the length of its input and its first byte.
-	size = framework.Register("fine_test.size", func(_ context.Context, b []byte) ([2]int, error) {
-		if len(b) == 0 {
-			return [2]int{}, nil
-		}
-		return [2]int{len(b), int(b[0])}, nil
-	})
 	// stall blocks until its marker file exists, recording its pid.
 	stall = framework.Register("fine_test.stall", func(ctx context.Context, in stallIn) (int, error) {
 		_ = os.WriteFile(filepath.Join(in.Dir, fmt.Sprintf("pid.%d.%d", in.Index, os.Getpid())), nil, 0o644)

@@ -1,7 +1,6 @@
 package fine_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/internal/mesostest"
 )
 
 // Inputs close to the fine-grained limit, several launched at once, all
@@ -21,22 +21,10 @@ func TestLargeTaskInputs(t *testing.T) {
 	r := mustRun(t, mesosURL(c))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	const each = 3 << 20
-	var in [][]byte
-	for i := range 8 {
-		in = append(in, bytes.Repeat([]byte{byte(i + 1)}, each))
-	}
-	out, err := framework.Map(ctx, r.fc, size, in)
-	if err != nil {
+	if err := mesostest.LargeInputs(ctx, r.fc, 8, 3<<20); err != nil {
 		t.Fatal(err)
 	}
-	for i, o := range out {
-		if o != [2]int{each, i + 1} {
-			t.Fatalf("task %d saw %v, want [%d %d]", i, o, each, i+1)
-		}
-	}
-
-	_, err = framework.Map(ctx, r.fc, size, [][]byte{{1}, make([]byte, 5<<20)})
+	_, err := framework.Map(ctx, r.fc, mesostest.Size, [][]byte{{1}, make([]byte, 5<<20)})
 	if !errors.Is(err, framework.ErrTaskTooLarge) || !errors.Is(err, framework.ErrInvalidJob) ||
 		!strings.Contains(err.Error(), "task 1:") || !strings.Contains(err.Error(), "4 MiB record limit") {
 		t.Fatalf("err = %v, want ErrTaskTooLarge for task 1 naming the limit", err)

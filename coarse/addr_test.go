@@ -43,3 +43,24 @@ func TestDriverBindAddressAndPorts(t *testing.T) {
 		}
 	}
 }
+
+// With flint.network.tls.enabled=false executors get no certificate pin
+// and jobs run in plaintext (TLS, the default, is checked by
+// TestExamplesOnMesos).
+func TestPlaintextBetweenDriverAndExecutors(t *testing.T) {
+	c := startCluster(t, clusterOpts{agents: 1})
+	r := mustRun(t, mesosURL(c), "flint.network.tls.enabled=false")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := framework.Map(ctx, r.fc, double, ints(50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[49] != 98 {
+		t.Fatalf("results %v", out)
+	}
+	procs := r.executors()
+	if len(procs) == 0 || procs[0].certPin != "" {
+		t.Fatalf("executors %+v: want no FLINT_DRIVER_CERT_SHA256", procs)
+	}
+}

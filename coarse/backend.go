@@ -2,6 +2,7 @@ package coarse
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
+	"github.com/flint-mesos/flint/coarse/tlspin"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
@@ -47,6 +49,9 @@ type Backend struct {
 	exeLog string // exeURI as logged
 	secret string // the gateway secret: never logged
 	gwURL  string // host:port executors dial
+	// certPin is the SHA-256 of the gateway's certificate with
+	// flint.network.tls.enabled ("" for plaintext), given to executors.
+	certPin string
 
 	connReady chan struct{} // closed once conn is set (or Start failed)
 	wake      chan struct{}
@@ -166,8 +171,15 @@ func (b *Backend) startGateway(addr driverside.Addr) error {
 	if secret == "" {
 		secret = gateway.NewSecret()
 	}
+	var tlsCfg *tls.Config
+	if b.set.tls {
+		var err error
+		if tlsCfg, b.certPin, err = tlspin.Server(addr.Host, certValidity); err != nil {
+			return fmt.Errorf("coarse: executor gateway: %w", err)
+		}
+	}
 	gw, err := gateway.New(gateway.Config{
-		Secret: secret, Events: gatewayEvents{b}, DriverID: "driver",
+		Secret: secret, Events: gatewayEvents{b}, DriverID: "driver", TLS: tlsCfg,
 		Properties: map[string]string{
 			"flint.task.cpus":                strconv.Itoa(b.set.taskCPUs),
 			"flint.driver.maxResultSize":     strconv.FormatInt(b.set.maxResultSize, 10),
@@ -248,6 +260,10 @@ func (b *Backend) ReleaseResult(executorID, blockID string) {
 func (b *Backend) MaxTaskInput() (int, string) {
 	return gateway.DefaultMaxMessageSize - taskFieldsRoom, "a coarse-mode launch message can carry (the driver↔executor gRPC message limit)"
 }
+
+// certValidity is how long the gateway's self-signed certificate is valid:
+// longer than any application is expected to run.
+const certValidity = 5 * 365 * 24 * time.Hour
 
 // taskFieldsRoom is what a task description's fields other than the input
 // may take of a message.

@@ -28,11 +28,13 @@ func BenchmarkEmptyTasks(b *testing.B) {
 	for _, slots := range benchSlots {
 		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) { benchEmptyTasks(b, slots) })
 	}
+	// The same in plaintext (TLS is the default: flint.network.tls.enabled).
+	b.Run("slots=64/plaintext", func(b *testing.B) { benchEmptyTasks(b, 64, "flint.network.tls.enabled=false") })
 }
 
-func benchEmptyTasks(b *testing.B, slots int) {
+func benchEmptyTasks(b *testing.B, slots int, conf ...string) {
 	c := startCluster(b, clusterOpts{resources: fmt.Sprintf("cpus:%d;mem:1024;disk:1024", slots/2)})
-	r := mustRun(b, mesosURL(c), append(benchProfileConf(), "flint.log.level=warn")...)
+	r := mustRun(b, mesosURL(c), append(append(benchProfileConf(), "flint.log.level=warn"), conf...)...)
 	waitFor(b, 10*time.Second, "2 executors", func() bool { return r.fc.DefaultParallelism() == slots })
 	const tasks = 2000
 	in := ints(tasks)

@@ -18,6 +18,8 @@
 // URL query, never logged) and runs it without a shell with FLINT_ROLE,
 // FLINT_DRIVER_URL, FLINT_EXECUTOR_ID, FLINT_EXECUTOR_CORES, FLINT_EXECUTOR_TOKEN (its
 // own token, derived from the application secret, which stays in the driver),
+// FLINT_DRIVER_CERT_SHA256 (the pin of the gateway's self-signed TLS
+// certificate; flint.network.tls.enabled, on by default),
 // FLINT_AGENT_ID, FLINT_EXECUTOR_HOST, FLINT_NETWORK_TIMEOUT, FLINT_LOG_*,
 // FLINT_USER, GOMEMLIMIT (flint.executor.memory, unless flint.executorEnv
 // sets it) and flint.executorEnv.* in its Mesos Environment.

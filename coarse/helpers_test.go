@@ -177,6 +177,7 @@ type proc struct {
 	executorID, agentID string
 	memLimit            string // GOMEMLIMIT
 	driverURL           string // FLINT_DRIVER_URL
+	certPin             string // FLINT_DRIVER_CERT_SHA256
 }
 
 // executors scans /proc for processes whose environment carries the run's
@@ -186,7 +187,7 @@ func (r *run) executors() []proc {
 	for _, p := range mesostest.Procs(func(env map[string]string) bool {
 		return env["FLINT_TEST_MARK"] == r.mark && env[flint.EnvRole] == "coarse-executor"
 	}) {
-		out = append(out, proc{pid: p.PID, executorID: p.Env["FLINT_EXECUTOR_ID"], agentID: p.Env["FLINT_AGENT_ID"], memLimit: p.Env["GOMEMLIMIT"], driverURL: p.Env["FLINT_DRIVER_URL"]})
+		out = append(out, proc{pid: p.PID, executorID: p.Env["FLINT_EXECUTOR_ID"], agentID: p.Env["FLINT_AGENT_ID"], memLimit: p.Env["GOMEMLIMIT"], driverURL: p.Env["FLINT_DRIVER_URL"], certPin: p.Env["FLINT_DRIVER_CERT_SHA256"]})
 	}
 	return out
 }

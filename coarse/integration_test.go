@@ -53,6 +53,9 @@ func TestExamplesOnMesos(t *testing.T) {
 		t.Fatalf("%d executor processes, want 4", n)
 	}
 	for _, p := range procs { // flint.executor.memory=64m (baseConf)
+		if len(p.certPin) != 64 {
+			t.Fatalf("executor %s has no certificate pin: the stream must be TLS by default", p.executorID)
+		}
 		if p.memLimit != "64MiB" {
 			t.Fatalf("executor %s runs with GOMEMLIMIT %q, want 64MiB", p.executorID, p.memLimit)
 		}

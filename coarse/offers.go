@@ -262,6 +262,9 @@ func (b *Backend) environment(e *executor) []mesos.Environment_Variable {
 	env[coarseexec.EnvExecutorID] = e.id
 	env[coarseexec.EnvCores] = strconv.Itoa(e.cores)
 	env[coarseexec.EnvToken] = gateway.ExecutorToken(b.secret, e.id)
+	if b.certPin != "" {
+		env[coarseexec.EnvDriverCert] = b.certPin
+	}
 	env[coarseexec.EnvHost] = e.host
 	env[coarseexec.EnvAgentID] = e.agentID
 	env[coarseexec.EnvTimeout] = strconv.FormatFloat(b.set.networkTimeout.Seconds(), 'f', -1, 64)

@@ -28,6 +28,7 @@ type settings struct {
 	maxAgentFailures  int
 	agentExclusion    time.Duration
 	networkTimeout    time.Duration
+	tls               bool // flint.network.tls.enabled
 	heartbeat         time.Duration
 	localityWait      time.Duration // flint.locality.wait: how long to hold out for preferred hosts
 	maxResultSize     int64
@@ -48,6 +49,7 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		maxAgentFailures:  cfg.Int("flint.mesos.executor.maxFailuresPerAgent"),
 		agentExclusion:    cfg.Duration("flint.mesos.executor.agentExclusionTimeout"),
 		networkTimeout:    cfg.Duration("flint.network.timeout"),
+		tls:               cfg.Bool("flint.network.tls.enabled"),
 		heartbeat:         cfg.Duration("flint.executor.heartbeatInterval"),
 		localityWait:      cfg.Duration("flint.locality.wait"),
 		maxResultSize:     cfg.Size("flint.driver.maxResultSize"),

@@ -20,8 +20,9 @@
 // wrong one ends the stream with codes.Unauthenticated before anything
 // registers. The secret and tokens
 // are never logged. A second registration of a live executor id ends with
-// codes.AlreadyExists. The transport is plaintext gRPC; TLS comes with the
-// security issue.
+// codes.AlreadyExists. With Config.TLS the stream is TLS (the coarse backend
+// sets it by default from tlspin.Server, and executors pin that
+// certificate); without it, plaintext gRPC.
 //
 // Batching: an executor that sets RegisterExecutor.batching gets launches
 // queued together in one LaunchTasks (LaunchTasks hands over all of one

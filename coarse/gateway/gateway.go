@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
@@ -150,6 +152,10 @@ type Config struct {
 	// per executor (it must exceed one executor's updates in flight);
 	// default DefaultDedupWindow.
 	DedupWindow int
+	// TLS, when set, serves the stream over TLS with this configuration
+	// (the coarse backend's comes from tlspin.Server); nil serves
+	// plaintext gRPC.
+	TLS *tls.Config
 	// Clock drives the silence checks; default the system clock.
 	Clock Clock
 	// Logger is optional; nil discards logs.
@@ -254,7 +260,7 @@ func New(cfg Config) (*Gateway, error) {
 		closing:    make(chan struct{}),
 		execs:      make(map[string]*conn), streams: make(map[*conn]struct{}),
 	}
-	g.srv = grpc.NewServer(
+	opts := []grpc.ServerOption{
 		grpc.ForceServerCodec(flintpb.Codec{}),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageSize),
 		grpc.MaxSendMsgSize(cfg.MaxMessageSize),
@@ -262,7 +268,11 @@ func New(cfg Config) (*Gateway, error) {
 		// reading (paused, hung), so a blocked send never outlives Timeout.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: max(cfg.Timeout/3, time.Second), Timeout: max(cfg.Timeout/3, time.Second)}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
-	)
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	g.srv = grpc.NewServer(opts...)
 	flintpb.RegisterExecutorGatewayServer(g.srv, (*service)(g))
 	g.wg.Add(1)
 	go g.checkLoop()

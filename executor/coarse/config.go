@@ -23,6 +23,7 @@ const (
 	EnvExecutorID = "FLINT_EXECUTOR_ID"
 	EnvCores      = "FLINT_EXECUTOR_CORES"
 	EnvToken      = "FLINT_EXECUTOR_TOKEN"
+	EnvDriverCert = "FLINT_DRIVER_CERT_SHA256"
 	EnvHost       = "FLINT_EXECUTOR_HOST"
 	EnvAgentID    = "FLINT_AGENT_ID"
 	EnvTimeout    = "FLINT_NETWORK_TIMEOUT"
@@ -56,6 +57,10 @@ type Config struct {
 	// Token authenticates the executor to the driver: the ExecutorToken the
 	// driver derived for ExecutorID from the application secret. Required.
 	Token string
+	// DriverCertSHA256, when set, makes the stream TLS and accepts only the
+	// driver certificate with this hex SHA-256 (tlspin); empty connects in
+	// plaintext.
+	DriverCertSHA256 string
 	// Host is the host name reported to the driver; default os.Hostname.
 	Host string
 	// AgentID is the Mesos agent the executor runs on.
@@ -155,11 +160,12 @@ func FromEnv() (Config, error) {
 
 func fromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		DriverURL:  getenv(EnvDriverURL),
-		ExecutorID: getenv(EnvExecutorID),
-		Token:      getenv(EnvToken),
-		Host:       getenv(EnvHost),
-		AgentID:    getenv(EnvAgentID),
+		DriverURL:        getenv(EnvDriverURL),
+		ExecutorID:       getenv(EnvExecutorID),
+		Token:            getenv(EnvToken),
+		DriverCertSHA256: getenv(EnvDriverCert),
+		Host:             getenv(EnvHost),
+		AgentID:          getenv(EnvAgentID),
 	}
 	var errs []error
 	if v := getenv(EnvCores); v != "" {

@@ -24,6 +24,9 @@
 //	                        gateway.ExecutorToken for FLINT_EXECUTOR_ID, never
 //	                        the application secret; read, then removed from
 //	                        the process environment
+//	FLINT_DRIVER_CERT_SHA256 the driver certificate's SHA-256: the stream is TLS
+//	                        and accepts only that certificate (coarse/tlspin);
+//	                        unset: plaintext
 //	FLINT_EXECUTOR_HOST     the host name reported to the driver (default: os.Hostname)
 //	FLINT_AGENT_ID          the Mesos agent id
 //	FLINT_NETWORK_TIMEOUT   flint.network.timeout (default 120s; a bare number is seconds)

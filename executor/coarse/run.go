@@ -12,10 +12,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
+	"github.com/flint-mesos/flint/coarse/tlspin"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/proto/flintpb"
@@ -67,8 +69,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	creds, err := transport(cfg.DriverCertSHA256)
+	if err != nil {
+		return err
+	}
 	cc, err := grpc.NewClient(cfg.DriverURL,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(flintpb.Codec{}),
 			grpc.MaxCallRecvMsgSize(cfg.MaxMessageSize), grpc.MaxCallSendMsgSize(cfg.MaxMessageSize)),
 		grpc.WithConnectParams(grpc.ConnectParams{
@@ -235,4 +241,17 @@ func (c *client) closeRuntime() {
 	if err := c.rt.Close(ctx); err != nil {
 		c.log.WithError(err).Warn("tasks did not stop in time")
 	}
+}
+
+// transport is plaintext, or TLS accepting only the driver certificate
+// pinned by its SHA-256.
+func transport(pin string) (credentials.TransportCredentials, error) {
+	if pin == "" {
+		return insecure.NewCredentials(), nil
+	}
+	cfg, err := tlspin.Client(pin)
+	if err != nil {
+		return nil, fmt.Errorf("coarse: %s: %w", EnvDriverCert, err)
+	}
+	return credentials.NewTLS(cfg), nil
 }

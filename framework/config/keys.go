@@ -94,7 +94,9 @@ var table = []Key{
 	{Name: "flint.executor.uri", Kind: KindString, Group: GroupApplication,
 		Doc: "URI of the executor binary or tarball agents fetch. Unset: the driver serves its own executable through its file server (with a content hash), so agents need nothing pre-installed."},
 	{Name: "flint.authenticate.secret", Kind: KindString, Secret: true, Group: GroupApplication,
-		Doc: "Shared secret executors use to authenticate to the driver."},
+		Doc: "The application's secret, which stays in the driver: each executor authenticates with its own token derived from it (an HMAC of its id). Unset: a random one per application."},
+	{Name: "flint.network.tls.enabled", Kind: KindBool, Default: "true", Group: GroupApplication,
+		Doc: "Encrypt the coarse-grained driver↔executor stream with TLS: the driver makes a self-signed certificate per application and executors accept only that certificate (its SHA-256 travels with their launch), so no certificate infrastructure is needed. It costs no measurable throughput (docs/benchmarks.md); `false` uses plaintext gRPC."},
 	{Name: "flint.network.timeout", Kind: KindDuration, Default: "120s", DurationUnit: time.Second, Group: GroupApplication,
 		Doc: "Default timeout for network interactions between driver and executors."},
 	// Execution.

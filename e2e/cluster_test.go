@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,7 @@ type node struct {
 	cname   string // container name, unique per run
 	id      string // container id
 	ip      string // its address on the cluster network
+	port    string // its HTTP port published on 127.0.0.1, if any
 	hostURL string // http://127.0.0.1:port of its published HTTP port, if any
 	agent   bool
 }
@@ -69,6 +71,13 @@ type node struct {
 // when it failed, every container's log (and the agents' executor sandbox
 // logs) is dumped first.
 func newCluster(t *testing.T, agents int) *cluster {
+	t.Helper()
+	return newClusterWith(t, agents)
+}
+
+// newClusterWith is newCluster with masterExtra appended to the master's
+// flags (masterFlags).
+func newClusterWith(t *testing.T, agents int, masterExtra ...string) *cluster {
 	t.Helper()
 	pool, image := setup(t)
 	c := &cluster{t: t, pool: pool, image: image,
@@ -82,7 +91,7 @@ func newCluster(t *testing.T, agents int) *cluster {
 	}
 	c.net = nw
 	t.Cleanup(c.cleanup)
-	c.master = c.start("master", masterPort, masterFlags...)
+	c.master = c.start("master", masterPort, append(slices.Clone(masterFlags), masterExtra...)...)
 	for i := 1; i <= agents; i++ {
 		name := fmt.Sprintf("agent%d", i)
 		a := c.start(name, agentPort, "mesos", "agent", "--master", "master:"+masterPort,
@@ -103,7 +112,7 @@ func sanitize(s string) string {
 // 127.0.0.1 for the test to query.
 func (c *cluster) start(name, port string, args ...string) *node {
 	c.t.Helper()
-	n := &node{name: name, cname: fmt.Sprintf("flint-e2e-%s-%s-%s", runID, sanitize(c.t.Name()), name)}
+	n := &node{name: name, port: port, cname: fmt.Sprintf("flint-e2e-%s-%s-%s", runID, sanitize(c.t.Name()), name)}
 	cfg := &dc.Config{Hostname: name, Image: c.image, Cmd: args, Labels: map[string]string{"flint-e2e": runID}}
 	hc := &dc.HostConfig{}
 	if port != "" {
@@ -125,7 +134,17 @@ func (c *cluster) start(name, port string, args ...string) *node {
 	if err := c.pool.Client.StartContainer(n.id, nil); err != nil {
 		c.t.Fatalf("start container %s: %v", n.cname, err)
 	}
-	c.waitFor(10*time.Second, name+"'s network address", func() (bool, string) {
+	c.waitAddress(n)
+	return n
+}
+
+// waitAddress waits until n has an address on the cluster network and,
+// when it publishes a port, a host port for it (both are read again after
+// a partition heals: Docker publishes the port anew, on another host port).
+func (c *cluster) waitAddress(n *node) {
+	c.t.Helper()
+	n.ip, n.hostURL = "", ""
+	c.waitFor(10*time.Second, n.name+"'s network address", func() (bool, string) {
 		info, err := c.pool.Client.InspectContainer(n.id)
 		if err != nil {
 			return false, err.Error()
@@ -133,20 +152,68 @@ func (c *cluster) start(name, port string, args ...string) *node {
 		if ep := info.NetworkSettings.Networks[c.net.Network.Name]; ep.IPAddress != "" {
 			n.ip = ep.IPAddress
 		}
-		if port != "" {
-			if b := info.NetworkSettings.Ports[dc.Port(port+"/tcp")]; len(b) > 0 && b[0].HostPort != "" {
+		if n.port != "" {
+			if b := info.NetworkSettings.Ports[dc.Port(n.port+"/tcp")]; len(b) > 0 && b[0].HostPort != "" {
 				n.hostURL = "http://127.0.0.1:" + b[0].HostPort
 			}
 		}
 		if !info.State.Running && !info.State.FinishedAt.IsZero() {
-			if port != "" { // master and agents serve until the test ends
-				c.t.Fatalf("%s exited with status %d right after starting", name, info.State.ExitCode)
+			if n.port != "" { // master and agents serve until the test ends
+				c.t.Fatalf("%s exited with status %d", n.name, info.State.ExitCode)
 			}
 			return true, "" // a driver that already ended: wait reports it
 		}
-		return n.ip != "" && (port == "" || n.hostURL != ""), "not yet known"
+		return n.ip != "" && (n.port == "" || n.hostURL != ""), "not yet known"
 	})
-	return n
+}
+
+// disconnect partitions n from every other host: `docker network
+// disconnect` takes its only interface away, so its connections stall
+// (nothing is reset: peers see silence, as in a network partition) and new
+// ones fail.
+func (c *cluster) disconnect(n *node) {
+	c.t.Helper()
+	err := c.pool.Client.DisconnectNetwork(c.net.Network.ID, dc.NetworkConnectionOptions{Container: n.id})
+	if err != nil {
+		c.t.Fatalf("docker network disconnect %s %s: %v", c.net.Network.Name, n.cname, err)
+	}
+	c.t.Logf("partitioned %s (%s) from the network", n.name, n.ip)
+}
+
+// reconnect heals n's partition: `docker network connect` with its alias,
+// then its address and published port are read again. It returns n's
+// address before the partition: Docker hands the same one back when it is
+// still free (the test network's other hosts keep theirs), and callers
+// that need it check it.
+func (c *cluster) reconnect(n *node) (oldIP string) {
+	c.t.Helper()
+	oldIP = n.ip
+	err := c.pool.Client.ConnectNetwork(c.net.Network.ID, dc.NetworkConnectionOptions{Container: n.id,
+		EndpointConfig: &dc.EndpointConfig{Aliases: []string{n.name}}})
+	if err != nil {
+		c.t.Fatalf("docker network connect %s %s: %v", c.net.Network.Name, n.cname, err)
+	}
+	c.waitAddress(n)
+	c.t.Logf("reconnected %s (%s, was %s) to the network", n.name, n.ip, oldIP)
+	return oldIP
+}
+
+// processes is the command line of every process in n's container.
+func (c *cluster) processes(n *node) ([]string, error) {
+	top, err := c.pool.Client.TopContainer(n.id, "")
+	if err != nil {
+		return nil, err
+	}
+	var cmds []string
+	for _, p := range top.Processes {
+		cmds = append(cmds, p[len(p)-1])
+	}
+	return cmds, nil
+}
+
+// onlyAgent reports whether cmds (processes) are the agent alone.
+func onlyAgent(cmds []string) bool {
+	return len(cmds) == 1 && strings.HasPrefix(cmds[0], "/flint mesos agent")
 }
 
 // cleanup dumps the logs of a failed test, then removes the containers and
@@ -274,6 +341,7 @@ func (c *cluster) getJSON(url string, v any) error {
 // tests read.
 type masterState struct {
 	Hostname            string         `json:"hostname"`
+	UnreachableSlaves   int            `json:"unreachable_slaves"`
 	Slaves              []stateAgent   `json:"slaves"`
 	Frameworks          []stateFw      `json:"frameworks"`
 	CompletedFrameworks []stateFw      `json:"completed_frameworks"`
@@ -288,9 +356,10 @@ type stateAgent struct {
 }
 
 type stateFw struct {
-	ID             string      `json:"id"`
-	Tasks          []stateTask `json:"tasks"`
-	CompletedTasks []stateTask `json:"completed_tasks"`
+	ID               string      `json:"id"`
+	Tasks            []stateTask `json:"tasks"`
+	UnreachableTasks []stateTask `json:"unreachable_tasks"`
+	CompletedTasks   []stateTask `json:"completed_tasks"`
 }
 
 type stateTask struct {
@@ -374,15 +443,11 @@ func (c *cluster) waitNoExecutors(a *node) {
 		if len(st.Frameworks) > 0 {
 			return false, fmt.Sprintf("/state still lists frameworks %+v", st.Frameworks)
 		}
-		top, err := c.pool.Client.TopContainer(a.id, "")
+		cmds, err := c.processes(a)
 		if err != nil {
 			return false, err.Error()
 		}
-		var cmds []string
-		for _, p := range top.Processes {
-			cmds = append(cmds, p[len(p)-1])
-		}
-		if len(cmds) != 1 || !strings.HasPrefix(cmds[0], "/flint mesos agent") {
+		if !onlyAgent(cmds) {
 			return false, fmt.Sprintf("processes in the container: %q", cmds)
 		}
 		return true, ""

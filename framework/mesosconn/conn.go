@@ -108,7 +108,7 @@ func Start(ctx context.Context, cfg Config, h Handler) (*Conn, error) {
 	}
 	c.transport = &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: cfg.CallTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dialNoLinger(&net.Dialer{Timeout: cfg.CallTimeout, KeepAlive: 30 * time.Second}),
 		ResponseHeaderTimeout: cfg.CallTimeout,
 		TLSHandshakeTimeout:   cfg.CallTimeout,
 		TLSClientConfig:       cfg.TLS,
@@ -188,6 +188,11 @@ func (c *Conn) run() {
 		c.mu.Lock()
 		c.lastErr = err
 		c.mu.Unlock()
+		// A session that died (of silence, a partition) may have left pooled
+		// connections stalled: the next SUBSCRIBE must not queue behind one
+		// and reach the master long after a later SUBSCRIBE succeeded, which
+		// the master would take for a failover ending the live stream.
+		c.transport.CloseIdleConnections()
 		d := c.backoff.Next()
 		c.log.WithError(err).Warnf("mesosconn: subscription to %s lost; re-subscribing in %s", l.Addr, d.Round(time.Millisecond))
 		select {
@@ -311,4 +316,21 @@ func (c *Conn) Stop(ctx context.Context, teardown bool) error {
 		c.transport.CloseIdleConnections()
 	})
 	return err
+}
+
+// dialNoLinger dials with d and sets SO_LINGER to 0 on the connection, so
+// that closing it (a call that timed out during a partition) discards what
+// is still unsent instead of delivering a stale call to the master after
+// the partition heals.
+func dialNoLinger(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		return conn, nil
+	}
 }

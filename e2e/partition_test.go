@@ -146,6 +146,26 @@ var (
 // for less than flint.network.timeout) may carry on or be replaced, and
 // none is left once the framework is torn down.
 func TestMasterPartitionedFromDriver(t *testing.T) {
+	partitionDriver(t, func(d *driver) {
+		// Heal once the driver's first attempt to subscribe again has
+		// begun, so that it is made while partitioned.
+		lost := d.waitLog(30*time.Second, "the partitioned driver to drop its subscription", subscriptionLost, 1)
+		retryIn, err := time.ParseDuration(lost[0][1])
+		if err != nil {
+			t.Fatalf("the driver's re-subscription delay %q: %v", lost[0][1], err)
+		}
+		time.Sleep(retryIn + time.Second) // the partition's duration, not a synchronisation
+	})
+}
+
+// partitionDriver runs a coarse job on two agents, cuts the driver off
+// once an executor registered from each, heals the partition when heal
+// returns (well within the framework's failover timeout), and checks that
+// the master kept the framework, the driver re-subscribed as the same
+// framework before the job finished, the job's result is right and no
+// executor is left.
+func partitionDriver(t *testing.T, heal func(d *driver)) {
+	t.Helper()
 	c := newClusterWith(t, 2, "--heartbeat-interval", "250ms")
 	// 200 tasks of 20M samples (about 10s on the two agents' four slots,
 	// and no task is launched while the driver is cut off): the job
@@ -156,14 +176,7 @@ func TestMasterPartitionedFromDriver(t *testing.T) {
 	fw := frameworkID(t, d.stderr())
 	start := time.Now()
 	c.disconnect(d.n)
-	// Heal once the driver's first attempt to subscribe again has begun,
-	// so that it is made while partitioned.
-	lost := d.waitLog(30*time.Second, "the partitioned driver to drop its subscription", subscriptionLost, 1)
-	retryIn, err := time.ParseDuration(lost[0][1])
-	if err != nil {
-		t.Fatalf("the driver's re-subscription delay %q: %v", lost[0][1], err)
-	}
-	time.Sleep(retryIn + time.Second) // the partition's duration, not a synchronisation
+	heal(d)
 	if oldIP := c.reconnect(d.n); d.n.ip != oldIP {
 		t.Fatalf("Docker gave the driver a new address when it rejoined the network (%s, was %s): its executors "+
 			"and the master only know the old one", d.n.ip, oldIP)
@@ -185,6 +198,10 @@ func TestMasterPartitionedFromDriver(t *testing.T) {
 	}
 	code, stdout, stderr := d.wait(driverTimeout)
 	t.Logf("the job ended %v after the partition began", time.Since(start).Round(time.Millisecond))
+	if strings.Contains(stderr, "mesosconn: giving up") {
+		t.Errorf("the driver gave up on the master after the partition healed:\n%s",
+			strings.Join(regexp.MustCompile(`(?m)^.*(mesosconn|failed over).*$`).FindAllString(stderr, -1), "\n"))
+	}
 	checkPi(t, code, stdout, 200)
 	if reAt, doneAt := strings.Index(stderr, "coarse: re-registered"), strings.Index(stderr, "job 0 (pi) finished"); doneAt < reAt {
 		t.Fatalf("the job finished before the driver re-registered: the partition did not happen mid-job")

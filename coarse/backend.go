@@ -13,10 +13,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
-	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/uri"
 )
 

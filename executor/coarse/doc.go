@@ -25,7 +25,7 @@
 //	                        the application secret; read, then removed from
 //	                        the process environment
 //	FLINT_DRIVER_CERT_SHA256 the driver certificate's SHA-256: the stream is TLS
-//	                        and accepts only that certificate (coarse/tlspin);
+//	                        and accepts only that certificate (framework/tlspin);
 //	                        unset: plaintext
 //	FLINT_EXECUTOR_HOST     the host name reported to the driver (default: os.Hostname)
 //	FLINT_AGENT_ID          the Mesos agent id

@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
-	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

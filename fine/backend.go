@@ -54,10 +54,11 @@ type Backend struct {
 	round sync.Mutex // one launch round at a time (held offers are used once)
 
 	mu          sync.Mutex
-	tasks       map[string]*mtask     // Mesos task id → live task
-	agents      map[string]*agentExec // agent id → its executor
-	held        map[string]*heldOffer // offer id → offer in hand
-	blocks      map[string]string     // kept result block → result server URL
+	tasks       map[string]*mtask       // Mesos task id → live task
+	agents      map[string]*agentExec   // agent id → its executor
+	held        map[string]*heldOffer   // offer id → offer in hand
+	blocks      map[string]resultRef    // kept result block → its executor's result server
+	tlsClients  map[string]*http.Client // per pinned certificate of a result server
 	stopping    bool
 	started     bool
 	frameworkID string
@@ -129,7 +130,7 @@ func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
 		connReady: make(chan struct{}), wake: make(chan struct{}, 1),
 		stopCh: make(chan struct{}), loopDone: make(chan struct{}),
 		tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
-		held: map[string]*heldOffer{}, blocks: map[string]string{},
+		held: map[string]*heldOffer{}, blocks: map[string]resultRef{}, tlsClients: map[string]*http.Client{},
 		diag: fitDiag{unfit: map[string]string{}},
 		httpc: &http.Client{Timeout: max(set.networkTimeout, 10*time.Second),
 			Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}},
@@ -303,6 +304,11 @@ func (b *Backend) Stop(ctx context.Context) error {
 		}
 		b.closeFiles(ctx)
 		b.httpc.CloseIdleConnections()
+		b.mu.Lock()
+		for _, c := range b.tlsClients {
+			c.CloseIdleConnections()
+		}
+		b.mu.Unlock()
 		b.log.Infof("fine: stopped (framework %s torn down)", b.FrameworkID())
 	})
 	return b.stopErr

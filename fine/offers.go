@@ -469,7 +469,7 @@ func (b *Backend) settingsData(id string) []byte {
 	data, err := fineexec.Settings{
 		TaskCPUs: b.set.taskCPUs, MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
 		Secret: resultSecret(b.secret, id), DriverHost: b.driverHost, IdleTimeout: b.set.idleTimeout,
-		LogLevel: b.set.logLevel, LogFormat: b.set.logFormat, DriverID: b.frameworkID,
+		LogLevel: b.set.logLevel, LogFormat: b.set.logFormat, DriverID: b.frameworkID, TLS: b.set.tls,
 	}.Encode()
 	if err != nil {
 		panic("fine: settings built from validated configuration are invalid: " + err.Error())

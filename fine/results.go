@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	fineexec "github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/framework/tlspin"
 )
 
 // FetchResult implements framework.Backend: the block is fetched from the
@@ -17,17 +19,21 @@ import (
 // task's terminal update).
 func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error) {
 	b.mu.Lock()
-	base, ok := b.blocks[blockID]
+	ref, ok := b.blocks[blockID]
 	b.mu.Unlock()
-	if !ok || base == "" {
+	if !ok || ref.url == "" {
 		return nil, fmt.Errorf("fine: no result server known for block %s of executor %s", blockID, executorID)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+fineexec.ResultPath+blockID, nil)
+	httpc, err := b.resultClient(ref.pin)
+	if err != nil {
+		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %w", blockID, executorID, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ref.url+fineexec.ResultPath+blockID, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fine: fetch result %s: %w", blockID, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+resultSecret(b.secret, executorID))
-	resp, err := b.httpc.Do(req)
+	resp, err := httpc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %w", blockID, executorID, err)
 	}
@@ -54,21 +60,26 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 // the block, in the background.
 func (b *Backend) ReleaseResult(executorID, blockID string) {
 	b.mu.Lock()
-	base, ok := b.blocks[blockID]
+	ref, ok := b.blocks[blockID]
 	delete(b.blocks, blockID)
 	b.mu.Unlock()
-	if !ok || base == "" {
+	if !ok || ref.url == "" {
+		return
+	}
+	httpc, err := b.resultClient(ref.pin)
+	if err != nil {
+		b.log.Debugf("fine: release result %s on executor %s: %v", blockID, executorID, err)
 		return
 	}
 	b.releases.Add(1)
 	go func() {
 		defer b.releases.Done()
-		req, err := http.NewRequest(http.MethodDelete, base+fineexec.ResultPath+blockID, nil)
+		req, err := http.NewRequest(http.MethodDelete, ref.url+fineexec.ResultPath+blockID, nil)
 		if err != nil {
 			return
 		}
 		req.Header.Set("Authorization", "Bearer "+resultSecret(b.secret, executorID))
-		resp, err := b.httpc.Do(req)
+		resp, err := httpc.Do(req)
 		if err != nil {
 			b.log.Debugf("fine: release result %s on executor %s: %v", blockID, executorID, err)
 			return
@@ -86,4 +97,29 @@ func resultSecret(secret, executorID string) string {
 	m.Write([]byte("flint fine result server v1\x00"))
 	m.Write([]byte(executorID))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// resultRef is where a kept result is: its executor's result server and,
+// when that serves TLS, the SHA-256 of its certificate.
+type resultRef struct{ url, pin string }
+
+// resultClient is the HTTP client for result servers with certificate pin
+// (plaintext when pin is empty): one per pin, so connections are reused.
+func (b *Backend) resultClient(pin string) (*http.Client, error) {
+	if pin == "" {
+		return b.httpc, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c := b.tlsClients[pin]; c != nil {
+		return c, nil
+	}
+	cfg, err := tlspin.Client(pin)
+	if err != nil {
+		return nil, err
+	}
+	c := &http.Client{Timeout: b.httpc.Timeout, Transport: &http.Transport{TLSClientConfig: cfg, MaxIdleConnsPerHost: 16,
+		IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: false}}
+	b.tlsClients[pin] = c
+	return c, nil
 }

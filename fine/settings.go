@@ -29,6 +29,7 @@ type settings struct {
 	maxResultSize   int64
 	maxDirectResult int64
 	networkTimeout  time.Duration
+	tls             bool            // flint.network.tls.enabled: result servers serve TLS
 	addr            driverside.Addr // flint.driver.host, bindAddress, ports
 	logLevel        string
 	logFormat       string
@@ -45,6 +46,7 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		maxResultSize:   cfg.Size("flint.driver.maxResultSize"),
 		maxDirectResult: cfg.Size("flint.task.maxDirectResultSize"),
 		networkTimeout:  cfg.Duration("flint.network.timeout"),
+		tls:             cfg.Bool("flint.network.tls.enabled"),
 		logLevel:        cfg.String("flint.log.level"),
 		logFormat:       cfg.String("flint.log.format"),
 	}

@@ -78,7 +78,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 	u := translate(t, st)
 	if ind := u.GetResult().GetIndirect(); ind != nil {
 		ind.ExecutorId = t.execID
-		b.blocks[ind.BlockId] = labelValue(st.Labels, fineexec.LabelResults)
+		b.blocks[ind.BlockId] = resultRef{url: labelValue(st.Labels, fineexec.LabelResults), pin: labelValue(st.Labels, fineexec.LabelResultsPin)}
 	}
 	b.mu.Unlock()
 	if u.State != flintpb.TaskState_TASK_FINISHED {

@@ -1,6 +1,7 @@
 package fine
 
 import (
+	"net/http"
 	"sync"
 	"testing"
 
@@ -45,7 +46,7 @@ func newTestBackend(d *recorder) *Backend {
 	log := logrus.New()
 	log.SetLevel(logrus.PanicLevel)
 	return &Backend{d: d, log: log, tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
-		held: map[string]*heldOffer{}, blocks: map[string]string{}}
+		held: map[string]*heldOffer{}, blocks: map[string]resultRef{}, tlsClients: map[string]*http.Client{}}
 }
 
 func (b *Backend) addTask(id uint64) {

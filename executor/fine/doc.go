@@ -43,13 +43,15 @@
 // Results larger than the inline limit (flint.task.maxDirectResultSize,
 // capped at MaxInlineResult so that an UPDATE event stays far below
 // mesos-go's 4 MiB RecordIO record limit on the scheduler stream) are kept
-// by the runtime and served by the executor's result server: plain HTTP on
-// the address that routes to the driver, GET and DELETE
-// /v1/results/{block id} with "Authorization: Bearer <secret>" (the secret
-// from Settings; compared in constant time; 401 otherwise). The terminal
-// update carries the server's base URL in the TaskStatus label
-// LabelResults; the driver fetches the block, checks its size and SHA-256,
-// and releases it.
+// by the runtime and served by the executor's result server on the address
+// that routes to the driver: HTTPS with a self-signed certificate when
+// Settings.TLS (the default, flint.network.tls.enabled), else plain HTTP;
+// GET and DELETE /v1/results/{block id} with "Authorization: Bearer
+// <secret>" (the executor's own secret from Settings; compared in constant
+// time; 401 otherwise). The terminal update carries the server's base URL
+// in the TaskStatus label LabelResults and the certificate's SHA-256 in
+// LabelResultsPin; the driver accepts only that certificate, fetches the
+// block, checks its size and SHA-256, and releases it.
 //
 // Lifetime: the executor exits when the agent sends SHUTDOWN (the driver
 // stopped, or the master removed the framework because the driver went

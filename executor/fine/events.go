@@ -151,9 +151,9 @@ func (e *Executor) fail(id string, st mesos.TaskState, reason mesos.TaskStatus_R
 func (e *Executor) report(u *flintpb.StatusUpdate) {
 	e.mu.Lock()
 	id, ok := e.byFlint[u.TaskId]
-	var url string
+	var url, pin string
 	if e.results != nil {
-		url = e.results.url
+		url, pin = e.results.url, e.results.pin
 	}
 	if ok && u.State != flintpb.TaskState_TASK_RUNNING {
 		delete(e.byFlint, u.TaskId)
@@ -188,6 +188,9 @@ func (e *Executor) report(u *flintpb.StatusUpdate) {
 	}
 	if u.GetResult().GetIndirect() != nil {
 		status.Labels = &mesos.Labels{Labels: []mesos.Label{{Key: LabelResults, Value: &url}}}
+		if pin != "" {
+			status.Labels.Labels = append(status.Labels.Labels, mesos.Label{Key: LabelResultsPin, Value: &pin})
+		}
 	}
 	data, err := u.Marshal()
 	if err != nil {

@@ -3,6 +3,7 @@ package fine
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/framework/tlspin"
 )
 
 // ResultPath is the result server's path prefix; a block is at
@@ -24,7 +26,12 @@ const ResultPath = "/v1/results/"
 type resultServer struct {
 	srv *http.Server
 	url string
+	pin string // SHA-256 of the TLS certificate; "" when plaintext
 }
+
+// certValidity is how long the result server's self-signed certificate is
+// valid: longer than any executor is expected to run.
+const certValidity = 5 * 365 * 24 * time.Hour
 
 // startResultServer listens on the local address that routes to the
 // driver (all addresses when that cannot be found).
@@ -40,6 +47,15 @@ func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogge
 	}
 	port := lis.Addr().(*net.TCPAddr).Port
 	rs := &resultServer{url: "http://" + net.JoinHostPort(adv, strconv.Itoa(port))}
+	if set.TLS {
+		cfg, pin, err := tlspin.Server(adv, certValidity)
+		if err != nil {
+			lis.Close()
+			return nil, fmt.Errorf("fine: result server: %w", err)
+		}
+		lis, rs.pin = tls.NewListener(lis, cfg), pin
+		rs.url = "https://" + net.JoinHostPort(adv, strconv.Itoa(port))
+	}
 	rs.srv = &http.Server{Handler: resultHandler(set.Secret, rt, log), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := rs.srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {

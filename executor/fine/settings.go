@@ -15,6 +15,11 @@ const Role = "fine-executor"
 // executor's result server on updates whose result the executor kept.
 const LabelResults = "flint.results"
 
+// LabelResultsPin is the TaskStatus label holding the SHA-256 of the result
+// server's self-signed certificate when it serves TLS (Settings.TLS); the
+// driver accepts only that certificate (framework/tlspin).
+const LabelResultsPin = "flint.results.sha256"
+
 // MaxInlineResult caps the result sent inside a status update: the update
 // travels agent → master → driver in one RecordIO record of the scheduler
 // stream, which mesos-go limits to 4 MiB.
@@ -45,6 +50,9 @@ type Settings struct {
 	LogFormat string `json:"log_format,omitempty"`
 	// DriverID names the driver (the Mesos framework id) in logs.
 	DriverID string `json:"driver_id,omitempty"`
+	// TLS serves results over TLS with a self-signed certificate whose
+	// SHA-256 travels in LabelResultsPin (flint.network.tls.enabled).
+	TLS bool `json:"tls,omitempty"`
 }
 
 // Encode serializes s for ExecutorInfo.data.

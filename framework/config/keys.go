@@ -96,7 +96,7 @@ var table = []Key{
 	{Name: "flint.authenticate.secret", Kind: KindString, Secret: true, Group: GroupApplication,
 		Doc: "The application's secret, which stays in the driver: each executor authenticates with its own token derived from it (an HMAC of its id). Unset: a random one per application."},
 	{Name: "flint.network.tls.enabled", Kind: KindBool, Default: "true", Group: GroupApplication,
-		Doc: "Encrypt the coarse-grained driver↔executor stream with TLS: the driver makes a self-signed certificate per application and executors accept only that certificate (its SHA-256 travels with their launch), so no certificate infrastructure is needed. It costs no measurable throughput (docs/benchmarks.md); `false` uses plaintext gRPC."},
+		Doc: "Encrypt driver↔executor traffic with TLS, with no certificate infrastructure: in coarse mode the driver makes a self-signed certificate per application and executors accept only that one (its SHA-256 travels with their launch); in fine mode each executor's result server makes one and the driver accepts only that one (its SHA-256 travels with the task's status update). It costs no measurable throughput (docs/benchmarks.md); `false` uses plaintext."},
 	{Name: "flint.network.timeout", Kind: KindDuration, Default: "120s", DurationUnit: time.Second, Group: GroupApplication,
 		Doc: "Default timeout for network interactions between driver and executors."},
 	// Execution.

@@ -31,9 +31,11 @@ vet:
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## test: vet, gofmt and the whole suite with the race detector (goleak runs in each package's TestMain).
+## test: vet, gofmt, the whole suite with the race detector (goleak runs in each package's TestMain), then the allocation tests without it.
 test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	@# Allocation counts are only meaningful without the race detector: run those tests again without it.
+	$(GO) test -count=1 -run 'Allocations' ./framework/codec/
 
 ## fuzz-smoke: run each fuzz target briefly (seed corpora always run as part of `make test`).
 fuzz-smoke:

@@ -247,7 +247,7 @@ func TestGobFastPathMatchesGob(t *testing.T) {
 
 func TestGobFastPathAllocations(t *testing.T) {
 	if testing.CoverMode() != "" || raceEnabled {
-		t.Skip("allocation counts differ under -cover and -race")
+		t.Skip("allocation counts differ under -cover and -race; make test runs this test again without them")
 	}
 	var (
 		i     int

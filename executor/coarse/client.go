@@ -252,9 +252,12 @@ func (c *client) sendUpdates(us []*flintpb.StatusUpdate, batching bool, send fun
 	limit := flintpb.BatchBytes(c.cfg.MaxMessageSize)
 	for len(us) > 0 {
 		n, size := 1, us[0].Size()
-		for batching && n < len(us) && size+us[n].Size() <= limit {
-			size += us[n].Size()
-			n++
+		for ; batching && n < len(us); n++ {
+			next := us[n].Size()
+			if size+next > limit {
+				break
+			}
+			size += next
 		}
 		var m *flintpb.ExecutorMessage
 		if n == 1 {

@@ -20,7 +20,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 )
 
-var testExecutor string // path of the compiled testdata/testexecutor
+var testExecutor string // path of the compiled minimesostest/testexecutor
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "agent-testexec")
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	testExecutor = filepath.Join(dir, "testexecutor")
-	out, err := exec.Command("go", "build", "-o", testExecutor, "./testdata/testexecutor").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", testExecutor, "github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building test executor: %v\n%s", err, out)
 		os.Exit(1)

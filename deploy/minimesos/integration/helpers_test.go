@@ -33,7 +33,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 )
 
-// testExecutor is the compiled testdata/executor.
+// testExecutor is the compiled minimesostest/testexecutor.
 var testExecutor string
 
 func TestMain(m *testing.M) {
@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	testExecutor = filepath.Join(dir, "executor")
-	out, err := exec.Command("go", "build", "-o", testExecutor, "./testdata/executor").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", testExecutor, "github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building the test executor: %v\n%s", err, out)
 		os.RemoveAll(dir)

@@ -1,12 +1,32 @@
-// Command executor is a custom Mesos executor written with mesos-go's
-// executor library for the minimesos integration tests. Per task data:
-// "finish" sends RUNNING then FINISHED; "fail" RUNNING then FAILED; "run"
-// sends RUNNING and waits for KILL (then KILLED) or for a MESSAGE
-// "finish:<task id>" (then FINISHED). Every other MESSAGE is echoed back as
-// "echo:<data>". SHUTDOWN makes it exit at once without updates. Task
-// groups (LAUNCH_GROUP) are run task by task the same way. With
-// checkpointing it re-subscribes after the agent goes away, resending
-// unacknowledged updates and tasks. TESTEXEC_JSON=1 selects the JSON codec.
+// Command testexecutor is a custom Mesos executor written with mesos-go's
+// executor library, shared by the agent tests and the minimesos
+// integration tests. Tests build it with
+//
+//	go build -o <path> github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor
+//
+// Behaviour per task data:
+//   - "finish" sends RUNNING then FINISHED;
+//   - "fail" sends RUNNING then FAILED;
+//   - "run" sends RUNNING and waits for KILL (then KILLED) or for a
+//     MESSAGE "finish:<task id>" (then FINISHED);
+//   - "foreign" sends RUNNING, then an update for a task it does not own
+//     ("not-mine", neither tracked nor resent), records the agent's answer
+//     ("accepted" or the error) in the sandbox file "foreign", then sends
+//     FINISHED.
+//
+// Any other data sends RUNNING only. Task groups (LAUNCH_GROUP) are run
+// task by task the same way. Updates of one executor go out one at a time
+// (RUNNING always before the terminal state) and nothing follows a task's
+// terminal state. Every MESSAGE other than "finish:<task id>" is echoed
+// back as "echo:<data>". SHUTDOWN makes it exit 0 at once without updates;
+// ERROR ends the subscription. With checkpointing it re-subscribes after
+// the agent goes away (until the recovery timeout), resending
+// unacknowledged updates and the tasks not yet acknowledged terminal.
+//
+// Environment: TESTEXEC_JSON=1 selects the JSON codec (protobuf
+// otherwise). TESTEXEC_MODE selects a degenerate executor: "crash" exits 2
+// at start, "nosubscribe" never subscribes (sleeps an hour), "exit" exits 0
+// at once (a raw fork/exec baseline for benchmarks).
 package main
 
 import (
@@ -16,6 +36,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -31,14 +52,25 @@ import (
 )
 
 type state struct {
-	mu      sync.Mutex
+	sandbox string
 	cli     calls.Sender
+
+	mu      sync.Mutex // guards the maps below and serializes updates
 	unacked map[string]executor.Call_Update
 	tasks   map[mesos.TaskID]mesos.TaskInfo
 	states  map[mesos.TaskID]mesos.TaskState
 }
 
 func main() {
+	switch os.Getenv("TESTEXEC_MODE") {
+	case "exit":
+		return
+	case "crash":
+		os.Exit(2)
+	case "nosubscribe":
+		time.Sleep(time.Hour)
+		return
+	}
 	log.SetFlags(log.Lmicroseconds)
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -51,6 +83,7 @@ func main() {
 	cli := httpcli.New(httpcli.Endpoint("http://"+cfg.AgentEndpoint+"/api/v1/executor"), httpcli.Codec(codec))
 	opts := executor.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)}
 	s := &state{
+		sandbox: cfg.Sandbox,
 		cli:     calls.SenderWith(httpexec.NewSender(cli.Send), opts...),
 		unacked: map[string]executor.Call_Update{},
 		tasks:   map[mesos.TaskID]mesos.TaskInfo{},
@@ -134,6 +167,13 @@ func launch(s *state, t mesos.TaskInfo) {
 			update(s, t.TaskID, mesos.TASK_FINISHED)
 		case "fail":
 			update(s, t.TaskID, mesos.TASK_FAILED)
+		case "foreign":
+			answer := "accepted"
+			if err := foreign(s); err != nil {
+				answer = err.Error()
+			}
+			_ = os.WriteFile(filepath.Join(s.sandbox, "foreign"), []byte(answer), 0o644)
+			update(s, t.TaskID, mesos.TASK_FINISHED)
 		}
 	}()
 }
@@ -152,25 +192,45 @@ func message(s *state, data string) {
 	}
 }
 
+func newUpdate(id mesos.TaskID, st mesos.TaskState) *executor.Call {
+	uuid := make([]byte, 16)
+	_, _ = rand.Read(uuid)
+	return calls.Update(mesos.TaskStatus{TaskID: id, State: st.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: uuid})
+}
+
 // update sends one status update; the update is kept until acknowledged
 // and resent on re-subscription. Updates of one task are sent in order.
 func update(s *state, id mesos.TaskID, st mesos.TaskState) {
-	uuid := make([]byte, 16)
-	_, _ = rand.Read(uuid)
-	status := mesos.TaskStatus{TaskID: id, State: st.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: uuid}
-	call := calls.Update(status)
+	call := newUpdate(id, st)
 	s.mu.Lock()
 	defer s.mu.Unlock() // serializes updates: RUNNING always goes out before FINISHED
 	if prev, ok := s.states[id]; ok && terminal(prev) {
 		return
 	}
 	s.states[id] = st
-	s.unacked[string(uuid)] = *call.Update
+	s.unacked[string(call.Update.Status.UUID)] = *call.Update
+	if err := send(s, call); err != nil {
+		log.Println("update:", err)
+	}
+}
+
+// foreign sends a RUNNING update for a task this executor does not own,
+// without keeping it, and returns the agent's answer.
+func foreign(s *state) error {
+	call := newUpdate(mesos.TaskID{Value: "not-mine"}, mesos.TASK_RUNNING)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := send(s, call)
+	if err != nil {
+		log.Println("foreign update:", err)
+	}
+	return err
+}
+
+func send(s *state, call *executor.Call) error {
 	resp, err := s.cli.Send(context.Background(), calls.NonStreaming(call))
 	if resp != nil {
 		resp.Close()
 	}
-	if err != nil {
-		log.Println("update:", err)
-	}
+	return err
 }

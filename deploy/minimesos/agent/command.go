@@ -125,22 +125,7 @@ func (a *Agent) commandUpdateLocked(ex *execRun, state mesos.TaskState, reason *
 }
 
 func (a *Agent) watchCommandLocked(ex *execRun) {
-	proc := ex.proc
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		select {
-		case <-a.ctx.Done():
-			return
-		case <-proc.Done():
-		}
-		proc.Destroy()
-		st := proc.Status()
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.closed {
-			return
-		}
+	a.onExitLocked(ex, func(st containerizer.Status) {
 		msg := "Command " + st.String()
 		var reason *mesos.TaskStatus_Reason
 		state := mesos.TASK_FAILED
@@ -157,7 +142,7 @@ func (a *Agent) watchCommandLocked(ex *execRun) {
 		}
 		a.commandUpdateLocked(ex, state, reason, msg)
 		a.executorGoneLocked(ex, containerizer.Status{Exited: true}, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, "Executor terminated")
-	}()
+	})
 }
 
 // killCommandLocked kills a command task: TASK_KILLING for frameworks

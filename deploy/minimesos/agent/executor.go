@@ -309,8 +309,9 @@ func (a *Agent) fetch(uris []mesos.CommandInfo_URI, sandbox string) error {
 	return a.cfg.Fetch(a.ctx, uris, sandbox)
 }
 
-// watchLocked waits for ex's process to end.
-func (a *Agent) watchLocked(ex *execRun) {
+// onExitLocked calls exited, with a.mu held, once ex's process has ended
+// and its container is destroyed — unless the agent stops first.
+func (a *Agent) onExitLocked(ex *execRun, exited func(st containerizer.Status)) {
 	proc := ex.proc
 	a.wg.Add(1)
 	go func() {
@@ -324,9 +325,15 @@ func (a *Agent) watchLocked(ex *execRun) {
 		st := proc.Status()
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if a.closed {
-			return
+		if !a.closed {
+			exited(st)
 		}
+	}()
+}
+
+// watchLocked waits for ex's process to end.
+func (a *Agent) watchLocked(ex *execRun) {
+	a.onExitLocked(ex, func(st containerizer.Status) {
 		state, reason, msg := mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, "Executor terminated"
 		if ex.state == exTerminating {
 			state = mesos.TASK_LOST
@@ -338,7 +345,7 @@ func (a *Agent) watchLocked(ex *execRun) {
 			msg += " (exit status unknown after agent recovery)"
 		}
 		a.executorGoneLocked(ex, st, state, reason, msg)
-	}()
+	})
 }
 
 func (a *Agent) registrationTimeout(ex *execRun) {

@@ -19,7 +19,7 @@ type handler struct{ b *Backend }
 
 var _ mesosconn.Handler = handler{}
 
-// ready waits until Start has set the connection; false if it never will.
+// ready waits until Start has set the connection; nil if it never will.
 func (b *Backend) ready() *mesosconn.Conn {
 	<-b.connReady
 	b.mu.Lock()

@@ -6,7 +6,7 @@ PKGS := ./...
 FUZZTIME ?= 10s
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all build test vet e2e bench generate check-generate lint tools fuzz-smoke
+.PHONY: all build test vet e2e bench bench-datasets bench-datasets-full generate check-generate lint tools fuzz-smoke stress stress-jobs
 
 all: build
 
@@ -19,7 +19,7 @@ tools:
 ## generate: regenerate protobuf code and docs/configuration.md from their sources.
 generate: tools
 	$(GO) generate ./proto/...
-	$(GO) run ./framework/config/gendoc
+	$(GO) run ./cmd/flint gen-config-doc
 
 ## check-generate: fail when committed generated files differ from a fresh `make generate`.
 check-generate: generate
@@ -32,8 +32,13 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## test: vet, gofmt, the whole suite with the race detector (goleak runs in each package's TestMain), then the allocation tests without it.
+## The suite keeps every log it produces (go test's output, drivers' and clusters' logs, every
+## sandbox's stdout/stderr) in $(TESTLOGS) and fails if a test secret is in any (scripts/check-test-secrets).
+TESTLOGS := $(BIN)/testlogs
 test: lint
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	@rm -rf $(TESTLOGS) && mkdir -p $(TESTLOGS)
+	set -o pipefail; FLINT_TEST_LOG_DIR=$(TESTLOGS) $(GO) test -race -count=1 -timeout 20m $(PKGS) 2>&1 | tee $(TESTLOGS)/go-test.log
+	scripts/check-test-secrets $(TESTLOGS)
 	@# Allocation counts are only meaningful without the race detector: run those tests again without it.
 	$(GO) test -count=1 -run 'Allocations' ./framework/codec/
 
@@ -45,9 +50,26 @@ fuzz-smoke:
 	    $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; done
 
+## stress: the process- and timer-heavy suites -count=$(STRESS_COUNT) times under -race while internal/cpuburn keeps every CPU busy; lists every failure (.ci/stress).
+STRESS_COUNT ?= 10
+stress:
+	STRESS_COUNT=$(STRESS_COUNT) ./.ci/stress
+
+## stress-jobs: $(STRESS_JOBS) fine-mode pi jobs on the embedded master; fails on any failed job or "text file busy" (.ci/stress-jobs).
+STRESS_JOBS ?= 50
+stress-jobs:
+	STRESS_JOBS=$(STRESS_JOBS) ./.ci/stress-jobs
+
 ## e2e: the Docker end-to-end suites alone (dockertest; `make test` runs them too). Needs Docker, no registry.
 e2e:
 	$(GO) test -race -count=1 -timeout 10m ./e2e/...
+
+## bench-datasets: wordcount, sort and join beside their baselines at sizes for a small shared
+## machine (scripts/bench-datasets.sh; docs/benchmarks.md); bench-datasets-full: the issue's sizes.
+bench-datasets:
+	scripts/bench-datasets.sh 64m 64m 32m
+bench-datasets-full:
+	scripts/bench-datasets.sh 1g 2g 1g
 
 ## bench: every benchmark recorded in docs/benchmarks.md (several minutes).
 bench:
@@ -56,3 +78,9 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./deploy/minimesos/agent/
 	$(GO) test -run '^$$' -bench . -benchtime 20000x ./coarse/gateway/
 	$(GO) test -run '^$$' -bench . ./coarse/ ./deploy/embedded/ ./uri/
+	$(GO) test -run '^$$' -bench Pair -benchtime 200000x ./framework/recordcodec/
+	$(GO) test -run '^$$' -bench Writer -benchtime 3x ./executor/shuffle/
+	$(GO) test -run '^$$' -bench Shuffle -benchtime 1x ./executor/shufflefetch/
+	$(GO) test -run '^$$' -bench EmptyTasksUI -benchtime 3x ./framework/
+	$(GO) test -run '^$$' -bench FoldTask -benchmem -benchtime 300000x ./framework/uistore/
+	$(GO) test -c -o $(BIN)/shuffle.test ./executor/shuffle/ && $(BIN)/shuffle.test -test.run '^$$' -test.bench SortFourTimes -test.benchtime 1x

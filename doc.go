@@ -2,8 +2,8 @@
 // the binary was started as a driver (parse flags, build a framework.Context,
 // run the user's job) or, by an agent, as an executor, so that one binary
 // carries the task functions to every side. Importing it links every
-// backend (local today; the Mesos coarse and fine backends register
-// themselves the same way).
+// backend (local, embedded, and the Mesos coarse and fine backends, each
+// registered from its package's init) and both executor roles.
 //
 //	func main() {
 //		flint.Main(func(ctx context.Context, fc *framework.Context, args []string) error {

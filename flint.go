@@ -2,10 +2,12 @@ package flint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 
 	_ "github.com/flint-mesos/flint/coarse"          // the mesos-coarse backend
 	_ "github.com/flint-mesos/flint/deploy/embedded" // the embedded master
+	"github.com/flint-mesos/flint/executor"
 	coarseexec "github.com/flint-mesos/flint/executor/coarse"
 	fineexec "github.com/flint-mesos/flint/executor/fine"
 	_ "github.com/flint-mesos/flint/fine" // the mesos-fine backend
@@ -24,6 +27,7 @@ import (
 	_ "github.com/flint-mesos/flint/framework/local" // the local[N] backend
 	"github.com/flint-mesos/flint/framework/logging"
 	"github.com/flint-mesos/flint/framework/progress"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // DriverFunc is a job's driver program: it runs jobs on fc. args are the
@@ -31,7 +35,7 @@ import (
 type DriverFunc func(ctx context.Context, fc *framework.Context, args []string) error
 
 // EnvRole names the role a binary was started in by an agent ("" = driver).
-const EnvRole = "FLINT_ROLE"
+const EnvRole = contract.EnvRole
 
 var (
 	rolesMu sync.RWMutex
@@ -39,12 +43,13 @@ var (
 )
 
 func init() {
-	RegisterRole(coarseexec.Role, coarseexec.Main)
-	RegisterRole(fineexec.Role, fineexec.Main)
+	RegisterRole(contract.RoleCoarse, coarseexec.Main)
+	RegisterRole(contract.RoleFine, fineexec.Main)
 }
 
 // RegisterRole makes a non-driver role (an executor flavour) available to
-// Main under FLINT_ROLE=name. Executor packages call it from init.
+// Main under FLINT_ROLE=name. This package registers both executor roles
+// from its init; a program embedding another role calls it before Main.
 func RegisterRole(name string, run func(ctx context.Context) error) {
 	rolesMu.Lock()
 	defer rolesMu.Unlock()
@@ -53,6 +58,7 @@ func RegisterRole(name string, run func(ctx context.Context) error) {
 
 // Main runs the program in the role its environment asks for and exits.
 func Main(run DriverFunc) {
+	framework.FreezeRegistry()
 	os.Exit(Execute(os.Args[0], os.Args[1:], run))
 }
 
@@ -63,10 +69,7 @@ func Execute(name string, args []string, run DriverFunc) int {
 	}
 	cmd := DriverCommand(name, "Run the job "+name, run)
 	cmd.SetArgs(args)
-	if err := cmd.Execute(); err != nil {
-		return 1
-	}
-	return 0
+	return Report(os.Stderr, filepath.Base(name), cmd.Execute())
 }
 
 func runRole(role string) int {
@@ -86,6 +89,9 @@ func runRole(role string) int {
 	defer stop()
 	if err := run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "flint %s: %v\n", role, err)
+		if errors.Is(err, executor.ErrBinaryMismatch) || errors.Is(err, executor.ErrRegistryMismatch) {
+			return executor.ExitBinaryMismatch
+		}
 		return 1
 	}
 	return 0
@@ -98,11 +104,17 @@ type DriverOptions struct {
 	ConfigFile string
 	LogLevel   string
 	LogFormat  string
+	ProxyUser  string // --proxy-user: flint.proxyUser
 	Stderr     io.Writer
+	// Check, if set, validates the job's arguments before any cluster
+	// starts (e.g. that input files exist); its error is a usage error.
+	Check func(args []string) error
+	// Help is the command whose --help a usage error points at.
+	Help string
 }
 
-// AddDriverFlags registers --master, --conf, --config, --log-level and
-// --log-format on cmd.
+// AddDriverFlags registers --master, --conf, --config, --log-level,
+// --log-format and --proxy-user on cmd.
 func AddDriverFlags(cmd *cobra.Command, o *DriverOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.Master, "master", "", "master: embedded, mesos://host:port, mesos://zk://host:2181/path, local, local[N], local[*] or local[N,F] (default from flint.master: embedded)")
@@ -110,26 +122,49 @@ func AddDriverFlags(cmd *cobra.Command, o *DriverOptions) {
 	f.StringVar(&o.ConfigFile, "config", "", "a configuration file (.yaml, .toml, .properties or .json)")
 	f.StringVar(&o.LogLevel, "log-level", "", "log level: trace, debug, info, warn, error (default from flint.log.level)")
 	f.StringVar(&o.LogFormat, "log-format", "", "log format: auto, text or json (default from flint.log.format)")
+	f.StringVar(&o.ProxyUser, "proxy-user", "", "run the job's executors and tasks as this user while the framework registers as you (flint.proxyUser; needs flint.mesos.principal and the master's permission)")
 }
 
 // DriverCommand is a cobra command that runs run as a driver with Flint's flags.
 func DriverCommand(use, short string, run DriverFunc) *cobra.Command {
 	var o DriverOptions
 	cmd := &cobra.Command{
-		Use: use + " [flags] [args...]", Short: short, SilenceUsage: true,
+		Use: use + " [flags] [args...] [-- job-args...]", Short: short, SilenceUsage: true, SilenceErrors: true,
+		Version: VersionString(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Stderr = cmd.ErrOrStderr()
+			o.Stderr, o.Help = cmd.ErrOrStderr(), cmd.CommandPath()+" --help"
 			return RunDriver(cmd.Context(), o, args, run)
 		},
 	}
 	AddDriverFlags(cmd, &o)
+	UsageErrors(cmd)
 	return cmd
 }
 
-// RunDriver loads configuration, sets up logging, starts a Context (with the
-// console progress bar when flint.ui.showConsoleProgress is on), runs run
-// and stops the context. SIGINT and SIGTERM cancel the job's context.
-func RunDriver(ctx context.Context, o DriverOptions, args []string, run DriverFunc) error {
+// UsageErrors makes cmd's flag and argument errors UsageErrors pointing at
+// its --help, with a reminder that job arguments starting with '-' go
+// after --, and sets the version template to the bare VersionString.
+func UsageErrors(cmd *cobra.Command) {
+	help := cmd.CommandPath() + " --help"
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return Usage(fmt.Errorf("%w (job arguments that start with '-' go after --)", err), help)
+	})
+	if cmd.Args != nil {
+		check := cmd.Args
+		cmd.Args = func(c *cobra.Command, args []string) error { return Usage(check(c, args), help) }
+	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
+}
+
+// RunDriver loads configuration, sets up logging, runs o.Check on args,
+// starts a Context (with the console progress bar when
+// flint.ui.showConsoleProgress is on), runs run and stops the context.
+// SIGINT and SIGTERM cancel the job's context (a second one kills the
+// process); the error is then an *InterruptedError.
+//
+// RunDriver prints no error: its caller reports the one it returns once
+// (Report). Configuration and o.Check errors are UsageErrors.
+func RunDriver(ctx context.Context, o DriverOptions, args []string, run DriverFunc) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -138,45 +173,151 @@ func RunDriver(ctx context.Context, o DriverOptions, args []string, run DriverFu
 	}
 	cfg, log, err := setup(o)
 	if err != nil {
-		fmt.Fprintln(o.Stderr, err)
-		return err
+		if o.LogFormat == "json" {
+			log, _ = logging.New(logging.Options{Format: "json", Out: o.Stderr})
+			return reportJSON(log, Usage(err, o.Help))
+		}
+		return Usage(err, o.Help)
 	}
-	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
+	if cfg.String("flint.log.format") == "json" {
+		defer func() { err = reportJSON(log, err) }()
+	}
+	if o.Check != nil {
+		if err := o.Check(args); err != nil {
+			return Usage(err, o.Help)
+		}
+	}
+	ctx, interrupted, stop := notifyInterrupt(ctx)
+	defer stop()
+	fc, err := framework.NewContext(ctx, cfg, framework.WithLogger(log))
 	if err != nil {
-		log.Error(err)
-		return err
+		return interruptedOr(interrupted(), err)
 	}
 	bar := startProgress(cfg, fc, o.Stderr)
 	if bar != nil {
 		log.SetOutput(bar.Writer(o.Stderr))
 		fc.SetProgress(bar)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	runErr := run(ctx, fc, args)
-	stop()
 	if bar != nil {
 		bar.Stop()
 	}
-	stopErr := fc.Stop()
-	if runErr != nil {
-		log.Error(runErr)
-		return runErr
+	stopErr := fc.Stop(context.WithoutCancel(ctx)) // an interrupted run still tears its executors down
+	if runErr == nil {
+		runErr = stopErr
 	}
-	return stopErr
+	return interruptedOr(interrupted(), runErr)
+}
+
+// reportJSON logs err as one JSON line (stderr holds JSON lines only) and
+// returns it marked as reported, so that Report prints nothing more.
+func reportJSON(log logrus.FieldLogger, err error) error {
+	if err == nil || log == nil {
+		return err
+	}
+	msg := err.Error()
+	var um userMessage
+	if errors.As(err, &um) {
+		msg = um.UserMessage()
+	}
+	log.WithField("exit_code", ExitCode(err)).Error(msg)
+	return &reportedError{err}
+}
+
+// reportedError is an error already shown to the user.
+type reportedError struct{ error }
+
+func (e *reportedError) Unwrap() error { return e.error }
+
+func interruptedOr(sig os.Signal, err error) error {
+	if sig != nil {
+		return &InterruptedError{Signal: sig, Err: err}
+	}
+	return err
+}
+
+// notifyInterrupt cancels ctx on the first SIGINT, SIGTERM or SIGPIPE and
+// then lets the next SIGINT or SIGTERM take its default action (end the
+// process). interrupted returns the signal received, if any.
+//
+// SIGPIPE is what writing to a closed pipe raises (`… | head -1` once head
+// exited): by default Go ends the process on it when the pipe is stdout
+// or stderr, leaving the framework and its executors running. Notified,
+// the write fails with EPIPE instead and, when stdout or stderr is indeed
+// a pipe without a reader (brokenPipe: sockets raise SIGPIPE too), the
+// job's context ends and the driver stops its framework; later SIGPIPEs
+// are ignored (every further write to the pipe raises one).
+func notifyInterrupt(parent context.Context) (ctx context.Context, interrupted func() os.Signal, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	var (
+		mu  sync.Mutex
+		got os.Signal
+	)
+	note := func(s os.Signal) {
+		mu.Lock()
+		if got == nil {
+			got = s
+		}
+		mu.Unlock()
+		cancel()
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				signal.Stop(sigs)
+				note(s)
+			case s := <-pipe:
+				if brokenPipe(1) || brokenPipe(2) { // not some socket's
+					note(s)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel()
+			mu.Lock()
+			piped := got == syscall.SIGPIPE
+			mu.Unlock()
+			if piped {
+				signal.Ignore(syscall.SIGPIPE) // the pipe stays closed: no end by a late write
+			} else {
+				signal.Stop(pipe)
+			}
+		})
+	}
+	interrupted = func() os.Signal {
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+	return ctx, interrupted, stop
 }
 
 func setup(o DriverOptions) (*config.Config, *logrus.Logger, error) {
-	conf := append([]string(nil), o.Conf...)
-	if o.Master != "" {
-		conf = append(conf, "flint.master="+o.Master)
+	var flags []config.FlagValue
+	for _, f := range []config.FlagValue{
+		{Flag: "--master", Key: "flint.master", Value: o.Master},
+		{Flag: "--log-level", Key: "flint.log.level", Value: o.LogLevel},
+		{Flag: "--log-format", Key: "flint.log.format", Value: o.LogFormat},
+		{Flag: "--proxy-user", Key: "flint.proxyUser", Value: o.ProxyUser},
+	} {
+		if f.Value != "" {
+			flags = append(flags, f)
+		}
 	}
-	if o.LogLevel != "" {
-		conf = append(conf, "flint.log.level="+o.LogLevel)
-	}
-	if o.LogFormat != "" {
-		conf = append(conf, "flint.log.format="+o.LogFormat)
-	}
-	cfg, err := config.Load(config.LoadOptions{File: o.ConfigFile, Environ: os.Environ(), Conf: conf})
+	cfg, err := config.Load(config.LoadOptions{File: o.ConfigFile, Environ: os.Environ(), Conf: o.Conf, Flags: flags})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,7 +332,8 @@ func setup(o DriverOptions) (*config.Config, *logrus.Logger, error) {
 }
 
 func startProgress(cfg *config.Config, fc *framework.Context, out io.Writer) *progress.Bar {
-	if !cfg.Bool("flint.ui.showConsoleProgress") {
+	// With JSON logs stderr carries JSON lines only: no progress bar.
+	if !cfg.Bool("flint.ui.showConsoleProgress") || cfg.String("flint.log.format") == "json" {
 		return nil
 	}
 	bar := progress.New(out, fc.ActiveStages, progress.Options{Terminal: progress.IsTerminal(out), Width: progress.TerminalWidth(out)})

@@ -5,7 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,65 +13,69 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/executor/jobconf"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
+	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/tlspin"
-	"github.com/flint-mesos/flint/uri"
+	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-func init() { framework.RegisterBackend(framework.BackendMesosCoarse, New) }
+func init() { backend.Register(backend.MesosCoarse, New) }
 
 // ErrNotStarted is returned by methods that need a started backend.
 var ErrNotStarted = errors.New("coarse: backend not started")
 
-// reviveInterval re-offers free executor slots periodically so locality
-// waits expire even when no task ends, and drives the no-executor check.
-const reviveInterval = time.Second
-
 // Backend is the coarse-grained Mesos backend (Spark's
 // MesosCoarseGrainedSchedulerBackend): it turns Mesos offers into
 // long-lived executor processes, which connect back to its gateway, and
-// offers their free slots to the driver.
+// reports them with their cores to the driver loop, whose batches it
+// applies on the executors' streams.
 type Backend struct {
-	p    framework.BackendParams
+	p    backend.Params
 	set  settings
 	log  logrus.FieldLogger
 	opts []mesosconn.Option
 
-	d      framework.Driver
-	gw     *gateway.Gateway
-	files  *uri.Server
-	conn   *mesosconn.Conn
-	user   string
-	master string
-	exeURI string // with the file server token: never logged
-	exeLog string // exeURI as logged
-	secret string // the gateway secret: never logged
-	gwURL  string // host:port executors dial
+	d                     backend.Driver
+	gw                    *gateway.Gateway
+	driverside.AddedFiles // the file server (nil Server until Start)
+	conn                  *mesosconn.Conn
+	user                  string
+	master                string
+	exe                   driverside.Executable // the binary executors fetch
+	exeLog                string                // its URI as logged
+	secret                string                // the gateway secret: never logged
+	gwURL                 string                // host:port executors dial
 	// certPin is the SHA-256 of the gateway's certificate with
 	// flint.network.tls.enabled ("" for plaintext), given to executors.
 	certPin string
 
 	connReady chan struct{} // closed once conn is set (or Start failed)
-	wake      chan struct{}
-	stopCh    chan struct{}
-	loopDone  chan struct{}
 	stopOnce  sync.Once
 	stopErr   error
 
 	mu          sync.Mutex
 	execs       map[string]*executor // launched, Mesos task not yet terminal
 	nextID      int
-	cores, gpus int // held by execs
-	limit       int // executor target (dynamic allocation); -1 = no limit
+	idPrefix    string // starts every executor id (driverside.TaskIDPrefix)
+	cores, gpus int    // held by execs
+	limit       int    // executor target (dynamic allocation); -1 = no limit
 	fails       *agentFailures
+	backoff     *launchbackoff.Backoff
+	now         func() time.Time // the clock of offers, failures and back-offs (tests inject one)
 	stopping    bool
 	frameworkID string
 	started     bool
 	diag        diagnosis
-	localSince  time.Time     // since when offers wait for preferred hosts (zero: not waiting)
-	exited      chan struct{} // closed and replaced whenever an executor ends
+	demand      backend.Demand // the driver loop's, as last applied
+	ended       string         // why the master ended the framework ("" while it lives)
+	localSince  time.Time      // since when offers wait for preferred hosts (zero: not waiting)
+	exited      chan struct{}  // closed and replaced whenever an executor ends
+	deaths      *deaths        // reports of executors that ended (death.go)
 }
 
 // executor is one executor: a Mesos task running a Flint binary in the
@@ -83,11 +87,10 @@ type executor struct {
 	registered        bool
 	lost              bool // reported lost to the driver (or never to be used again)
 	stopRequested     bool
-	free              int
-	tasks             map[uint64]int // running task → cpus
+	streamEnded       bool // asked to stop, it closed its gateway stream: done for Stop
 }
 
-var _ framework.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // Option configures New beyond the configuration keys (tests and embedders).
 type Option func(*Backend)
@@ -98,12 +101,12 @@ func WithConnOptions(opts ...mesosconn.Option) Option {
 }
 
 // New builds the coarse backend for a Mesos master; it is the factory
-// registered as framework.BackendMesosCoarse.
-func New(p framework.BackendParams) (framework.Backend, error) { return NewBackend(p) }
+// registered as backend.MesosCoarse.
+func New(p backend.Params) (backend.Backend, error) { return NewBackend(p) }
 
 // NewBackend is New with options, returning the concrete type.
-func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
-	if p.Master.Kind != framework.MasterMesos {
+func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
+	if p.Master.Kind != backend.MasterMesos {
 		return nil, fmt.Errorf("coarse: master %q is not a Mesos master", p.Master.Raw)
 	}
 	set, err := readSettings(p.Config)
@@ -116,11 +119,13 @@ func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
 	}
 	b := &Backend{
 		p: p, set: set, log: log, limit: -1,
-		connReady: make(chan struct{}), wake: make(chan struct{}, 1),
-		stopCh: make(chan struct{}), loopDone: make(chan struct{}),
-		execs:  map[string]*executor{},
-		fails:  newAgentFailures(set.maxAgentFailures, set.agentExclusion),
-		exited: make(chan struct{}),
+		connReady: make(chan struct{}), deaths: newDeaths(),
+		execs:    map[string]*executor{},
+		fails:    newAgentFailures(set.maxAgentFailures, set.agentExclusion),
+		backoff:  launchbackoff.New(),
+		now:      time.Now,
+		exited:   make(chan struct{}),
+		idPrefix: driverside.TaskIDPrefix(p.Config),
 	}
 	for _, o := range opts {
 		o(b)
@@ -129,11 +134,11 @@ func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
 	return b, nil
 }
 
-// Start implements framework.Backend: it serves the executor gateway and
+// Start implements backend.Backend: it serves the executor gateway and
 // the driver's file server, then subscribes to the Mesos master. It fails
 // (naming the master) when the master cannot be reached within
 // min(flint.network.timeout, 60s) or refuses the framework.
-func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
+func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	b.d = d
 	defer func() {
 		if err != nil {
@@ -153,7 +158,7 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 	}
 	conn, user, err := driverside.Subscribe(ctx, b.p.Config, driverside.Subscription{
 		Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
-	}, handler{b})
+	}, fetchHandler{handler{b}})
 	b.user = user
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
@@ -162,30 +167,35 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 	b.conn, b.started = conn, true
 	b.mu.Unlock()
 	close(b.connReady)
-	go b.loop()
 	return nil
 }
 
 func (b *Backend) startGateway(addr driverside.Addr) error {
-	secret := b.p.Config.String("flint.authenticate.secret")
-	if secret == "" {
-		secret = gateway.NewSecret()
+	secret, err := driverside.AppSecret(b.p.Config)
+	if err != nil {
+		return fmt.Errorf("coarse: %w", err)
 	}
 	var tlsCfg *tls.Config
 	if b.set.tls {
-		var err error
 		if tlsCfg, b.certPin, err = tlspin.Server(addr.Host, certValidity); err != nil {
 			return fmt.Errorf("coarse: executor gateway: %w", err)
 		}
 	}
+	// Every executor serves its shuffle outputs to the application's
+	// other executors (executor/shuffleenv).
+	shuffleProps, err := shuffleenv.DriverProperties(b.p.Config, secret)
+	if err != nil {
+		return fmt.Errorf("coarse: %w", err)
+	}
+	// Every flint.* setting, as Spark hands executors its spark.* ones.
+	job := jobconf.FromConfig(b.p.Config)
+	settings := &flintpb.ExecutorSettings{
+		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
+		Shuffle: shuffleProps, JobSettings: job.Settings, JobSecrets: job.Secrets,
+	}
 	gw, err := gateway.New(gateway.Config{
-		Secret: secret, Events: gatewayEvents{b}, DriverID: "driver", TLS: tlsCfg,
-		Properties: map[string]string{
-			"flint.task.cpus":                strconv.Itoa(b.set.taskCPUs),
-			"flint.driver.maxResultSize":     strconv.FormatInt(b.set.maxResultSize, 10),
-			"flint.task.maxDirectResultSize": strconv.FormatInt(b.set.maxDirectResult, 10),
-			"flint.network.timeout":          b.set.networkTimeout.String(),
-		},
+		Secret: secret, Events: fetchEvents{gatewayEvents{b}}, DriverID: "driver", TLS: tlsCfg,
+		Settings:          settings,
 		HeartbeatInterval: b.set.heartbeat, Timeout: b.set.networkTimeout,
 		MaxResultSize: b.set.maxResultSize, Logger: b.log,
 	})
@@ -209,37 +219,22 @@ func (b *Backend) startGateway(addr driverside.Addr) error {
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
 func (b *Backend) startFiles(addr driverside.Addr) error {
-	fs, exe, err := driverside.ServeExecutor(b.set.executorURI, addr, b.log)
-	b.files = fs
+	exe, err := b.StartFiles(b.set.executorURI, b.set.executorSHA, addr, b.log, b.set.env, &b.set.command)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
-	b.exeURI, b.exeLog = exe.URI, exe.Log
-	if b.set.command == "" {
-		b.set.command = "./" + driverside.URIBase(exe.URI)
-	}
+	b.exe, b.exeLog = exe, exe.Log
 	return nil
 }
 
-// ReviveOffers implements framework.Backend.
-func (b *Backend) ReviveOffers() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
-
-// KillTask implements framework.Backend.
-func (b *Backend) KillTask(taskID uint64, executorID, reason string) {
-	if b.gw == nil {
-		return
-	}
+// kill asks an executor to kill a task.
+func (b *Backend) kill(taskID uint64, executorID, reason string) {
 	if err := b.gw.Kill(executorID, taskID, reason); err != nil {
 		b.log.WithField("executor", executorID).Debugf("coarse: kill task %d: %v", taskID, err)
 	}
 }
 
-// FetchResult implements framework.Backend.
+// FetchResult implements backend.Backend.
 func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error) {
 	if b.gw == nil {
 		return nil, ErrNotStarted
@@ -247,14 +242,7 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 	return b.gw.FetchResult(ctx, executorID, blockID)
 }
 
-// ReleaseResult implements framework.Backend.
-func (b *Backend) ReleaseResult(executorID, blockID string) {
-	if b.gw != nil {
-		b.gw.ReleaseResult(executorID, blockID)
-	}
-}
-
-// MaxTaskInput implements framework.TaskSizeLimiter: a launch travels in
+// MaxTaskInput implements backend.TaskSizeLimiter: a launch travels in
 // one gRPC message on the executor's stream, bounded by the gateway's
 // message limit (less room for the description's other fields).
 func (b *Backend) MaxTaskInput() (int, string) {
@@ -269,7 +257,7 @@ const certValidity = 5 * 365 * 24 * time.Hour
 // may take of a message.
 const taskFieldsRoom = 64 << 10
 
-// DefaultParallelism implements framework.Backend: the cores of registered
+// DefaultParallelism implements backend.Backend: the cores of registered
 // executors, at least 2 (Spark's rule).
 func (b *Backend) DefaultParallelism() int {
 	b.mu.Lock()
@@ -281,6 +269,14 @@ func (b *Backend) DefaultParallelism() int {
 		}
 	}
 	return max(n, 2)
+}
+
+// OfferFilters implements backend.OfferExplainer: why the last offers
+// were not (fully) used, as placement said.
+func (b *Backend) OfferFilters() []placement.Filtered {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.diag.filtered)
 }
 
 // FrameworkID is the Mesos framework id ("" before Start).
@@ -296,7 +292,7 @@ func (b *Backend) GatewayAddr() string { return b.gwURL }
 // ExecutorInfo describes a live executor.
 type ExecutorInfo struct {
 	ID, AgentID, Host string
-	Cores, FreeCores  int
+	Cores             int
 	GPUs              int
 	MemMB             float64
 	Registered        bool
@@ -311,7 +307,7 @@ func (b *Backend) Executors() []ExecutorInfo {
 		if e.lost {
 			continue
 		}
-		out = append(out, ExecutorInfo{ID: e.id, AgentID: e.agentID, Host: e.host, Cores: e.cores, FreeCores: e.free,
+		out = append(out, ExecutorInfo{ID: e.id, AgentID: e.agentID, Host: e.host, Cores: e.cores,
 			GPUs: e.gpus, MemMB: e.memMB, Registered: e.registered})
 	}
 	sortExecutors(out)
@@ -366,29 +362,33 @@ func (b *Backend) killMesosTask(e *executor) {
 	}
 }
 
-// Stop implements framework.Backend: executors are asked to stop and
+// Stop implements backend.Backend: executors are asked to stop and
 // given flint.mesos.coarse.shutdownTimeout to exit, stragglers are killed
 // through Mesos, the framework is torn down and the servers closed.
 func (b *Backend) Stop(ctx context.Context) error {
 	b.stopOnce.Do(func() {
-		close(b.stopCh)
 		b.mu.Lock()
 		b.stopping = true
 		started := b.started
 		b.mu.Unlock()
 		if !started {
+			b.deaths.close()
 			b.closeServers(ctx)
 			return
 		}
-		<-b.loopDone
 		b.conn.SetDemand(false)
 		b.stopExecutors(ctx)
-		err := b.conn.Stop(ctx, true)
+		err := b.conn.Stop(ctx, !b.set.keepFramework)
 		if err != nil && !errors.Is(err, mesosconn.ErrNotSubscribed) {
 			b.stopErr = fmt.Errorf("coarse: tear down the framework: %w", err)
 		}
+		b.deaths.close()
 		b.closeServers(ctx)
-		b.log.Infof("coarse: stopped (framework %s torn down)", b.FrameworkID())
+		if b.set.keepFramework {
+			b.log.Infof("coarse: stopped; framework %s stays registered for flint.mesos.failoverTimeout (flint.mesos.driver.failover): a driver started with flint.mesos.driver.frameworkId=%s takes it over", b.FrameworkID(), b.FrameworkID())
+		} else {
+			b.log.Debugf("coarse: stopped (framework %s torn down)", b.FrameworkID())
+		}
 	})
 	return b.stopErr
 }
@@ -421,6 +421,9 @@ func (b *Backend) stopExecutors(ctx context.Context) {
 	b.mu.Lock()
 	var left []*executor
 	for _, e := range b.execs {
+		if e.streamEnded {
+			continue
+		}
 		left = append(left, e)
 	}
 	b.mu.Unlock()
@@ -433,19 +436,42 @@ func (b *Backend) stopExecutors(ctx context.Context) {
 	}
 }
 
-// waitExecutors waits until no executor's Mesos task is alive.
+// streamEndedGrace is how long Stop still waits for the Mesos terminal
+// update of executors that, asked to stop, have already ended their gateway
+// stream. Normally the update follows within milliseconds and the executor
+// ends TASK_FINISHED before the TEARDOWN; a master that restarted meanwhile
+// may never hear of the exit, and waiting the whole shutdown timeout for it
+// would only delay the TEARDOWN that reaches whatever remains.
+const streamEndedGrace = 2 * time.Second
+
+// waitExecutors waits until every executor's Mesos task has ended, or,
+// once the executors left have all ended their gateway streams, for at most
+// streamEndedGrace more.
 func (b *Backend) waitExecutors(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	var grace <-chan time.Time
 	for {
 		b.mu.Lock()
-		n, ch := len(b.execs), b.exited
+		alive, streaming, ch := len(b.execs), 0, b.exited
+		for _, e := range b.execs {
+			if !e.streamEnded {
+				streaming++
+			}
+		}
 		b.mu.Unlock()
-		if n == 0 {
+		if alive == 0 {
 			return true
+		}
+		if streaming == 0 && grace == nil {
+			g := time.NewTimer(streamEndedGrace)
+			defer g.Stop()
+			grace = g.C
 		}
 		select {
 		case <-ch:
+		case <-grace:
+			return true
 		case <-t.C:
 			return false
 		case <-ctx.Done():
@@ -458,9 +484,10 @@ func (b *Backend) closeServers(ctx context.Context) {
 	if b.gw != nil {
 		_ = b.gw.Close()
 	}
-	if b.files != nil {
-		if err := b.files.Close(ctx); err != nil {
-			b.log.Warnf("coarse: %v", err)
-		}
-	}
+	b.CloseFiles(ctx, b.log, "coarse")
 }
+
+// The driver's file server, serving the executor binary and the files a
+// job adds, is b's embedded driverside.AddedFiles (backend.FileServer,
+// backend.FileUnserver).
+var _ backend.FileUnserver = (*Backend)(nil)

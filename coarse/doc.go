@@ -1,27 +1,35 @@
 // Package coarse is the coarse-grained Mesos backend (Spark's
 // MesosCoarseGrainedSchedulerBackend), registered as
-// framework.BackendMesosCoarse: it turns Mesos offers into long-lived
-// executor processes and offers their free task slots to the driver.
+// backend.MesosCoarse: it turns Mesos offers into long-lived
+// executor processes and reports them, with their cores, to the driver
+// loop, which places tasks on them and hands the backend ordered batches.
 //
-//	framework driver ◄─ ExecutorAdded / ResourceOffers / StatusUpdate / ExecutorLost ─┐
-//	                                                                                   │
+//	driver loop ◄─ ExecutorUp / StatusUpdate / ExecutorLost / Abort (queued inputs) ─┐
+//	     │ Apply(Batch): kills, releases, launches, demand, ticks                     │
+//	     ▼                                                                            │
 //	mesosconn.Conn ── offers ─► plan: constraints, excluded agents, flint.cores.max,  Backend
 //	   ▲                        executor cores/mem/GPUs, round-robin ─► LAUNCH          │
 //	   └── task status of executors (terminal → executor lost, agent failures) ────────┤
 //	                                                                                   │
 //	gateway.Gateway ◄══ gRPC stream ══ executor process (FLINT_ROLE=coarse-executor)   │
-//	   registered → free slots offered; task updates → slots freed, batched re-offer ──┘
+//	   registered → ExecutorUp(cores); task updates → StatusUpdate ───────────────────┘
+//
+// The backend keeps no mirror of the executors' free cores: the driver loop
+// counts the cores of the attempts it launched until their terminal update.
+// Apply runs on the loop's goroutine and queues a batch's kills, releases
+// and launches on the executors' gateway streams in order, so a kill never
+// overtakes the launch it cancels.
 //
 // Each executor is a Mesos task whose CommandInfo fetches the executor binary
 // (flint.executor.uri; by default the driver's own executable, published by
-// the driver's uri.Server under its SHA-256 with the server's token in the
+// the driver's fileserver.Server under its SHA-256 with the server's token in the
 // URL query, never logged) and runs it without a shell with FLINT_ROLE,
 // FLINT_DRIVER_URL, FLINT_EXECUTOR_ID, FLINT_EXECUTOR_CORES, FLINT_EXECUTOR_TOKEN (its
 // own token, derived from the application secret, which stays in the driver),
 // FLINT_DRIVER_CERT_SHA256 (the pin of the gateway's self-signed TLS
 // certificate; flint.network.tls.enabled, on by default),
 // FLINT_AGENT_ID, FLINT_EXECUTOR_HOST, FLINT_NETWORK_TIMEOUT, FLINT_LOG_*,
-// FLINT_USER, GOMEMLIMIT (flint.executor.memory, unless flint.executorEnv
+// FLINT_USER, GOMEMLIMIT and GOGC=200 (flint.executor.memory, unless flint.executorEnv
 // sets it) and flint.executorEnv.* in its Mesos Environment.
 //
 // Sizing follows Spark: executors are launched until flint.cores.max; an
@@ -30,7 +38,7 @@
 // flint.executor.memory plus flint.mesos.executor.memoryOverhead (default
 // max(384 MiB, 10%)); GPUs up to flint.mesos.gpus.max. Offers are used
 // round-robin, one executor per offer per round, offers from the hosts more
-// pending tasks prefer first (framework.Driver.PendingHostPreferences,
+// pending tasks prefer first (the driver loop's backend.Demand,
 // Spark's hostToLocalTaskCount). When the backend is capped
 // (flint.cores.max or RequestTotalExecutors) and pending tasks prefer
 // hosts that run no executor yet, offers from other hosts are declined for
@@ -45,8 +53,8 @@
 // killed; an id once lost is never used again. flint.mesos.executor.
 // maxFailuresPerAgent failures on an agent exclude it for
 // flint.mesos.executor.agentExclusionTimeout. While tasks wait and no
-// executor could start, an error every flint.mesos.coarse.noExecutorTimeout
-// names what the offers lack.
+// executor could start, an error after flint.mesos.coarse.noExecutorTimeout
+// (checked on the driver loop's clock ticks) names what the offers lack.
 //
 // Stop asks every executor to stop, waits up to
 // flint.mesos.coarse.shutdownTimeout for their Mesos tasks to end, kills the

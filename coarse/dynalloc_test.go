@@ -2,12 +2,16 @@ package coarse_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/flint-mesos/flint/coarse"
+	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/internal/mesostest"
 )
 
@@ -18,7 +22,7 @@ import (
 var lastBackend atomic.Pointer[coarse.Backend]
 
 func init() {
-	framework.RegisterBackend(framework.BackendMesosCoarse, func(p framework.BackendParams) (framework.Backend, error) {
+	backend.Register(backend.MesosCoarse, func(p backend.Params) (backend.Backend, error) {
 		b, err := coarse.NewBackend(p)
 		if err == nil {
 			lastBackend.Store(b)
@@ -38,6 +42,18 @@ func registered(b *coarse.Backend) int {
 	return n
 }
 
+// offersAnswered waits until every offer the master has made is answered
+// (declined, with "no demand"'s two-minute filter, or used): the positive
+// event proving that the offers of this round came and went without an
+// extra executor (an accepted one is listed by Executors at once).
+func offersAnswered(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	waitFor(t, 20*time.Second, "every offer answered", func() bool {
+		m := c.Master.Metrics()
+		return m["master/offers_sent"] > 0 && m["master/outstanding_offers"] == 0
+	})
+}
+
 // RequestTotalExecutors bounds how many executors the backend keeps: with
 // room for four 1-core executors, a total of 1 starts one, a total of 3
 // brings that to three (offers declined meanwhile come back through
@@ -55,7 +71,7 @@ func TestRequestTotalExecutors(t *testing.T) {
 	startA()
 	startB()
 	waitFor(t, 10*time.Second, "one registered executor", func() bool { return registered(b) == 1 })
-	time.Sleep(time.Second) // more offers come and go meanwhile
+	offersAnswered(t, c) // more offers come and go meanwhile
 	if n := len(b.Executors()); n != 1 {
 		t.Fatalf("%d executors with a requested total of 1", n)
 	}
@@ -65,7 +81,7 @@ func TestRequestTotalExecutors(t *testing.T) {
 
 	b.RequestTotalExecutors(3)
 	waitFor(t, 15*time.Second, "three registered executors", func() bool { return registered(b) == 3 })
-	time.Sleep(time.Second)
+	offersAnswered(t, c)
 	if n := len(b.Executors()); n != 3 {
 		t.Fatalf("%d executors with a requested total of 3 (room for 4)", n)
 	}
@@ -101,6 +117,8 @@ func TestKillExecutor(t *testing.T) {
 	r.fc.AddListener(fin)
 	st := &starts{}
 	r.fc.AddListener(st)
+	run := &runningTasks{per: map[string]int{}}
+	r.fc.AddListener(run)
 	const n = 40
 	done := make(chan error, 1)
 	var out []int
@@ -114,7 +132,7 @@ func TestKillExecutor(t *testing.T) {
 	// The victim is an executor running a task right now.
 	var victim string
 	for _, e := range b.Executors() {
-		if e.Registered && e.FreeCores < e.Cores {
+		if e.Registered && run.on(e.ID) > 0 {
 			victim = e.ID
 			break
 		}
@@ -161,7 +179,11 @@ func TestKillExecutor(t *testing.T) {
 		}
 	}
 	waitFor(t, 5*time.Second, "every TaskEnd event", func() bool { return fin.total() >= n })
-	time.Sleep(200 * time.Millisecond) // a duplicate would arrive meanwhile
+	// Stop ends the application and delivers every queued event: no
+	// duplicate can arrive after it.
+	if err := r.fc.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
 	for i := range n {
 		if c := fin.count(i); c != 1 {
 			t.Fatalf("task %d finished %d times, want exactly once", i, c)
@@ -180,8 +202,32 @@ func TestKillExecutor(t *testing.T) {
 	if !resubmitted {
 		t.Fatalf("no task of killed executor %s was resubmitted elsewhere", victim)
 	}
-	if err := r.fc.Stop(); err != nil {
+	if err := r.fc.Stop(context.Background()); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	r.checkNoOrphans(t)
+}
+
+// runningTasks counts, per executor, the tasks started and not yet ended
+// (the driver loop, not the backend, keeps executors' free cores).
+type runningTasks struct {
+	mu  sync.Mutex
+	per map[string]int
+}
+
+func (r *runningTasks) OnEvent(e event.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch e := e.(type) {
+	case event.TaskStart:
+		r.per[e.ExecutorID]++
+	case event.TaskEnd:
+		r.per[e.ExecutorID]--
+	}
+}
+
+func (r *runningTasks) on(executorID string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.per[executorID]
 }

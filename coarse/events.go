@@ -2,15 +2,21 @@ package coarse
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -46,9 +52,9 @@ func (h handler) Offers(offers []mesos.Offer) {
 	if conn == nil {
 		return
 	}
-	prefs := b.d.PendingHostPreferences()
 	b.mu.Lock()
-	p := b.planLocked(offers, prefs, time.Now())
+	prefs := b.demand.HostPrefs
+	p := b.planLocked(offers, prefs, b.now())
 	b.mu.Unlock()
 	for _, id := range p.offers {
 		tasks := p.launches[id]
@@ -58,7 +64,7 @@ func (h handler) Offers(offers []mesos.Offer) {
 		}
 	}
 	for _, e := range p.execs {
-		b.log.WithFields(logrus.Fields{"executor": e.id, "agent": e.agentID}).Infof(
+		b.log.WithFields(logrus.Fields{"executor": e.id, "agent": e.agentID}).Debugf(
 			"coarse: launching executor %s on %s (agent %s): %d cores, %g MiB, %d GPUs, binary %s", e.id, e.host, e.agentID, e.cores, e.memMB, e.gpus, b.exeLog)
 	}
 	if p.deferred > 0 {
@@ -98,6 +104,7 @@ func (h handler) Rescinded(mesos.OfferID) {}
 func (h handler) Update(st mesos.TaskStatus) {
 	b := h.b
 	if !mesosconn.Terminal(st.GetState()) {
+		b.killUnknown(st)
 		return
 	}
 	b.mu.Lock()
@@ -113,35 +120,53 @@ func (h handler) Update(st mesos.TaskStatus) {
 	}
 	report := !e.lost && !b.stopping
 	e.lost = true
-	failed := !e.stopRequested && !b.stopping && st.GetState() != mesos.TASK_KILLED && !infrastructureLoss(st)
+	failed := !e.stopRequested && !b.stopping && st.GetState() != mesos.TASK_KILLED && !launchbackoff.InfrastructureLoss(st)
 	excluded := false
 	if failed {
 		b.diag.lastFailure = fmt.Sprintf("executor %s on %s: %s", e.id, e.host, why)
-		excluded = b.fails.fail(e.agentID, why, time.Now())
+		excluded = b.fails.fail(e.agentID, why, b.now())
 	}
 	registered := e.registered
+	var refused int
+	var next time.Time
+	if !registered && !failed && !e.stopRequested && !b.stopping && st.GetState() != mesos.TASK_KILLED {
+		// The launch was lost to the infrastructure (a refused or stale
+		// offer, an agent or master losing track of it) before the executor
+		// came up: it does not count toward excluding the agent, but further
+		// launches there back off. Failures the executor caused count toward
+		// exclusion instead (flint.mesos.executor.maxFailuresPerAgent).
+		refused, next = b.backoff.Failed(e.agentID, b.now())
+	}
 	b.mu.Unlock()
 	fields := logrus.Fields{"executor": e.id, "agent": e.agentID}
+	if refused > 0 {
+		b.log.WithFields(fields).Warnf("coarse: %d launch(es) in a row on agent %s (%s) lost before the executor registered (%s); the next launch there waits until %s",
+			refused, e.agentID, e.host, why, next.Format(time.RFC3339Nano))
+	}
 	if failed {
-		b.log.WithFields(fields).Warnf("coarse: executor %s on %s ended: %s", e.id, e.host, why)
+		b.log.WithFields(fields).Debugf("coarse: executor %s on %s ended: %s", e.id, e.host, why) // the driver reports it as lost
 	} else {
 		b.log.WithFields(fields).Debugf("coarse: executor %s on %s ended: %s", e.id, e.host, why)
 	}
 	if excluded {
 		b.log.WithFields(fields).Warnf("coarse: agent %s (%s) excluded for %s after %d executor failures", e.agentID, e.host, b.set.agentExclusion, b.set.maxAgentFailures)
 	}
-	if report {
-		b.d.ExecutorLost(e.id, why, st.GetState() != mesos.TASK_LOST)
+	if reason := driverside.Unauthorized(st, b.set.launch.TaskUser(b.user)); reason != "" && report {
+		b.log.Error("coarse: " + reason)
+		b.d.Abort(reason)
 	}
+	b.mesosEnded(e, st, report, st.GetState() != mesos.TASK_LOST) // with its stderr (death.go)
 	if registered {
 		// The process may outlive its Mesos task (agent removed): stop it.
 		_ = b.gw.StopExecutor(e.id, "its Mesos task ended: "+why)
 	}
 	b.updateDemand()
-	b.ReviveOffers()
 }
 
 func (h handler) AgentLost(agentID mesos.AgentID) {
+	h.b.mu.Lock()
+	delete(h.b.diag.agents, agentID.Value) // it offers nothing any more
+	h.b.mu.Unlock()
 	h.b.log.WithField("agent", agentID.Value).Warnf("coarse: agent %s lost; its executors' tasks are reported lost by Mesos", agentID.Value)
 }
 
@@ -155,8 +180,20 @@ func (h handler) Disconnected(err error) {
 	h.b.log.Warnf("coarse: lost the Mesos master %s (%v); re-registering", h.b.master, err)
 }
 
+// Aborted fails the active jobs at once, naming why: no executor can start
+// any more (issue 11's fail-fast), and jobs submitted later fail on the next
+// tick instead of waiting for flint.mesos.coarse.noExecutorTimeout.
 func (h handler) Aborted(err error) {
-	h.b.log.Errorf("coarse: the Mesos master %s ended the framework: %v; no new executors can start", h.b.master, err)
+	b := h.b
+	reason := fmt.Sprintf("the Mesos master %s ended the framework: %v; no executor can start", b.master, err)
+	b.mu.Lock()
+	b.ended = reason
+	stopping := b.stopping
+	b.mu.Unlock()
+	b.log.Error("coarse: " + reason)
+	if !stopping {
+		b.d.Abort(reason)
+	}
 }
 
 // gatewayEvents receives what executors report over the gateway.
@@ -168,43 +205,54 @@ func (g gatewayEvents) ExecutorRegistered(info gateway.ExecutorInfo) {
 	b := g.b
 	b.mu.Lock()
 	e := b.execs[info.ID]
-	ok := e != nil && !e.lost && !e.registered && !b.stopping
+	stopping, why := b.stopping, unwanted(e, b.stopping)
+	ok := why == ""
 	if ok {
 		e.registered = true
-		e.free = e.cores
+		b.backoff.Registered(e.agentID)
 		if info.Host != "" {
 			e.host = info.Host
 		}
 	}
 	b.mu.Unlock()
 	if !ok {
-		b.log.WithField("executor", info.ID).Warnf("coarse: executor %s registered but is not wanted (unknown, lost, already registered or stopping); stopping it", info.ID)
-		_ = b.gw.StopExecutor(info.ID, "not wanted by the driver")
+		log := b.log.WithField("executor", info.ID)
+		if stopping {
+			// a job can end before every executor it asked for registered
+			log.Debugf("coarse: executor %s registered while the driver stops; stopping it", info.ID)
+		} else {
+			log.Warnf("coarse: executor %s registered but %s; stopping it", info.ID, why)
+		}
+		_ = b.gw.StopExecutor(info.ID, "not wanted by the driver: "+why)
 		return
 	}
-	b.log.WithFields(logrus.Fields{"executor": e.id, "agent": e.agentID}).Infof(
+	b.log.WithFields(logrus.Fields{"executor": e.id, "agent": e.agentID}).Debugf(
 		"coarse: executor %s registered from %s (pid %d) with %d cores", e.id, info.Addr, info.PID, e.cores)
-	b.d.ExecutorAdded(e.id, e.host, e.cores)
-	b.ReviveOffers()
+	b.d.ExecutorUp(e.id, e.host, e.cores)
 }
 
+// unwanted says why executor e, registering, is not wanted ("" if it is).
+func unwanted(e *executor, stopping bool) string {
+	switch {
+	case stopping:
+		return "the driver is stopping"
+	case e == nil:
+		return "this driver did not launch it"
+	case e.lost:
+		return "it was already given up as lost"
+	case e.registered:
+		return "it had already registered"
+	}
+	return ""
+}
+
+// StatusUpdate goes to the driver loop, which frees the task's cores on
+// its terminal update.
 func (g gatewayEvents) StatusUpdate(u *flintpb.StatusUpdate) {
-	b := g.b
-	terminal := u.State != flintpb.TaskState_TASK_RUNNING
-	if terminal {
-		b.mu.Lock()
-		if e := b.execs[u.ExecutorId]; e != nil {
-			if c, ok := e.tasks[u.TaskId]; ok {
-				delete(e.tasks, u.TaskId)
-				e.free += c
-			}
-		}
-		b.mu.Unlock()
+	if u.State == flintpb.TaskState_TASK_RUNNING {
+		return // the driver loop ignores RUNNING: no conversion for it
 	}
-	b.d.StatusUpdate(u)
-	if terminal {
-		b.ReviveOffers()
-	}
+	g.b.d.StatusUpdate(flintconv.StatusUpdate(u))
 }
 
 func (g gatewayEvents) ExecutorLost(executorID, reason string) {
@@ -217,63 +265,72 @@ func (g gatewayEvents) ExecutorLost(executorID, reason string) {
 	}
 	e.lost = true
 	b.mu.Unlock()
-	b.d.ExecutorLost(executorID, reason, true)
-	// An executor whose stream broke is not trusted again: end its process.
-	b.killMesosTask(e)
+	// Reported with its Mesos status and stderr; killed if it outlives its
+	// stream (not trusted again) — death.go.
+	b.streamBroke(e, reason)
 	b.updateDemand()
 }
 
-// loop offers free executor slots to the driver: on ReviveOffers, after
-// registrations and finished tasks (coalesced, so a burst of updates makes
-// one round), and every reviveInterval.
-func (b *Backend) loop() {
-	defer close(b.loopDone)
-	t := time.NewTicker(reviveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stopCh:
-			return
-		case <-b.wake:
-		case <-t.C:
-			b.checkNoExecutor(time.Now())
-		}
-		b.offerSlots()
+// Apply implements backend.Backend on the driver loop's goroutine.
+// Kills, releases and launches are queued on the executors' streams in
+// the batch's order (the gateway sends each stream's messages in the
+// order queued, without blocking), so a kill never overtakes its launch.
+func (b *Backend) Apply(batch backend.Batch) {
+	if b.gw == nil {
+		return
+	}
+	for _, k := range batch.Kills {
+		b.kill(k.TaskID, k.ExecutorID, k.Reason)
+	}
+	for _, r := range batch.Releases {
+		b.gw.ReleaseResult(r.ExecutorID, r.BlockID)
+	}
+	if len(batch.ShuffleReleases) > 0 {
+		b.releaseShuffles(batch.ShuffleReleases)
+	}
+	if len(batch.Launches) > 0 {
+		b.launch(flintconv.TaskDescriptions(batch.Launches))
+	}
+	if batch.Demand != nil {
+		b.mu.Lock()
+		b.demand = *batch.Demand
+		b.mu.Unlock()
+	}
+	if batch.Tick {
+		b.checkNoExecutor(batch.Now)
 	}
 }
 
-// offerSlots runs one ResourceOffers round over the registered executors'
-// free cores and sends the chosen tasks.
-func (b *Backend) offerSlots() {
-	if !b.d.WantsOffers() {
-		return
-	}
+// releaseShuffles sends the releases to every registered executor that is
+// not lost (a lost one took its files with it).
+func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
+	var ids []string
 	b.mu.Lock()
-	var offers []scheduler.WorkerOffer
-	for _, e := range b.execs {
-		if e.registered && !e.lost && e.free >= b.set.taskCPUs {
-			offers = append(offers, scheduler.WorkerOffer{ExecutorID: e.id, Host: e.host, Cores: e.free})
+	for id, e := range b.execs {
+		if e.registered && !e.lost {
+			ids = append(ids, id)
 		}
 	}
 	b.mu.Unlock()
-	if len(offers) == 0 {
-		return
+	for _, id := range ids {
+		for _, r := range rs {
+			b.gw.ReleaseShuffle(id, r.Namespace, r.ShuffleID, r.All)
+		}
 	}
-	sort.Slice(offers, func(i, j int) bool { return offers[i].ExecutorID < offers[j].ExecutorID })
-	descs := b.d.ResourceOffers(offers)
+}
+
+// launch sends the tasks the driver placed, one hand-off per executor so
+// that its launches travel in one message.
+func (b *Backend) launch(descs []*flintpb.TaskDescription) {
 	var dead []*flintpb.TaskDescription
-	// One hand-off per executor, so that its launches travel in one message.
-	byExec := make(map[string][]*flintpb.TaskDescription, len(offers))
-	order := make([]string, 0, len(offers))
+	byExec := map[string][]*flintpb.TaskDescription{}
+	var order []string
 	b.mu.Lock()
 	for _, td := range descs {
-		e := b.execs[td.ExecutorId]
-		if e == nil || e.lost {
+		if e := b.execs[td.ExecutorId]; e == nil || e.lost {
 			dead = append(dead, td)
 			continue
 		}
-		e.tasks[td.TaskId] = int(td.Cpus)
-		e.free -= int(td.Cpus)
 		if _, ok := byExec[td.ExecutorId]; !ok {
 			order = append(order, td.ExecutorId)
 		}
@@ -293,8 +350,8 @@ func (b *Backend) offerSlots() {
 func (b *Backend) failLaunches(dead []*flintpb.TaskDescription) {
 	lost := map[string]bool{}
 	for _, td := range dead {
-		b.d.StatusUpdate(&flintpb.StatusUpdate{TaskId: td.TaskId, Attempt: td.Attempt, ExecutorId: td.ExecutorId,
-			State: flintpb.TaskState_TASK_LOST, Failure: &flintpb.TaskFailure{Kind: flintpb.FailureKind_EXECUTOR_LOST,
+		b.d.StatusUpdate(&backend.StatusUpdate{TaskID: td.TaskId, Attempt: int(td.Attempt), ExecutorID: td.ExecutorId,
+			State: scheduler.Lost, Failure: &scheduler.Failure{Kind: scheduler.ExecutorLost,
 				Message: fmt.Sprintf("executor %s went away before task %d reached it", td.ExecutorId, td.TaskId)}})
 		lost[td.ExecutorId] = true
 	}
@@ -317,9 +374,14 @@ func (b *Backend) updateDemand() {
 // flint.mesos.coarse.noExecutorTimeout, tasks have waited while no executor
 // could be started, naming what the offers lacked — instead of a silent hang.
 func (b *Backend) checkNoExecutor(now time.Time) {
-	wants := b.d.WantsOffers()
 	b.mu.Lock()
-	if !wants || b.liveLocked() > 0 || b.stopping {
+	if b.ended != "" && b.demand.Waiting && !b.stopping {
+		reason := b.ended
+		b.mu.Unlock()
+		b.d.Abort(reason)
+		return
+	}
+	if !b.demand.Waiting || b.liveLocked() > 0 || b.stopping {
 		b.diag.waitSince = time.Time{}
 		b.mu.Unlock()
 		return
@@ -331,7 +393,18 @@ func (b *Backend) checkNoExecutor(now time.Time) {
 	}
 	waited := now.Sub(b.diag.waitSince)
 	if waited < b.set.noExecutorTimeout {
+		excluded := b.allExcludedLocked(now, b.diag.waitSince.Add(b.set.noExecutorTimeout))
+		last := b.diag.lastFailure
 		b.mu.Unlock()
+		if excluded != "" {
+			// Nothing can start before the timeout: say so now.
+			reason := "no executor can start: every agent that offered resources is excluded, and no exclusion ends before flint.mesos.coarse.noExecutorTimeout: " + excluded
+			if last != "" {
+				reason += "; last executor failure: " + last
+			}
+			b.log.Error("coarse: " + reason)
+			b.d.Abort(reason)
+		}
 		return
 	}
 	reason := fmt.Sprintf("tasks waited %s (flint.mesos.coarse.noExecutorTimeout) and no executor could be started: %s",
@@ -342,15 +415,39 @@ func (b *Backend) checkNoExecutor(now time.Time) {
 	b.d.Abort(reason)
 }
 
-// infrastructureLoss reports a Mesos task end that says nothing about the
-// executor or its agent's health (the master or an agent lost track of it,
-// an offer went stale): it does not count toward excluding the agent.
-func infrastructureLoss(st mesos.TaskStatus) bool {
-	switch st.GetReason() {
-	case mesos.REASON_RECONCILIATION, mesos.REASON_INVALID_OFFERS, mesos.REASON_MASTER_DISCONNECTED,
-		mesos.REASON_AGENT_DISCONNECTED, mesos.REASON_AGENT_REMOVED, mesos.REASON_AGENT_REMOVED_BY_OPERATOR,
-		mesos.REASON_AGENT_RESTARTED, mesos.REASON_AGENT_UNKNOWN, mesos.REASON_AGENT_REREGISTERED:
-		return st.GetState() != mesos.TASK_FAILED && st.GetState() != mesos.TASK_ERROR
+// allExcludedLocked lists the agents' exclusions when every agent seen in
+// offers is excluded until deadline or later ("" otherwise).
+func (b *Backend) allExcludedLocked(now, deadline time.Time) string {
+	if len(b.diag.agents) == 0 {
+		return ""
 	}
-	return false
+	ex := b.fails.exclusions(now)
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(b.diag.agents)) {
+		e, ok := ex[id]
+		if !ok || e.Until.Before(deadline) {
+			return ""
+		}
+		parts = append(parts, fmt.Sprintf("agent %s (%s) excluded until %s after %d executor failures (last: %s)",
+			id, b.diag.agents[id], e.Until.Format(time.RFC3339), e.Failures, e.Last))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// killUnknown kills a live executor task this driver did not launch: after a failover
+// (flint.mesos.driver.frameworkId) the master's reconciliation reports the previous driver's
+// executors, which registered with a gateway that is gone and hold nothing this driver can use.
+func (b *Backend) killUnknown(st mesos.TaskStatus) {
+	b.mu.Lock()
+	known := b.execs[st.TaskID.Value] != nil
+	stopping := b.stopping
+	b.mu.Unlock()
+	if known || stopping {
+		return
+	}
+	b.log.WithFields(logrus.Fields{"task": st.TaskID.Value, "agent": st.GetAgentID().GetValue()}).
+		Infof("coarse: killing executor %s (%s on agent %s): a previous driver of framework %s launched it", st.TaskID.Value, st.GetState(), st.GetAgentID().GetValue(), b.FrameworkID())
+	if err := b.ready().Kill(st.TaskID, st.AgentID); err != nil {
+		b.log.WithField("task", st.TaskID.Value).Warnf("coarse: kill executor %s of a previous driver: %v", st.TaskID.Value, err)
+	}
 }

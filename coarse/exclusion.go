@@ -1,6 +1,10 @@
 package coarse
 
-import "time"
+import (
+	"time"
+
+	"github.com/flint-mesos/flint/framework/placement"
+)
 
 // agentFailures counts executor failures per agent and excludes an agent
 // for a while once it reaches the limit (Spark's MAX_SLAVE_FAILURES, but
@@ -58,4 +62,21 @@ func (a *agentFailures) why(agent string) (failures int, until time.Time, last s
 		return r.failures, r.until, r.last
 	}
 	return 0, time.Time{}, ""
+}
+
+// exclusions lists the agents excluded at now, for placement; expired
+// exclusions are forgotten with their failure counts.
+func (a *agentFailures) exclusions(now time.Time) map[string]placement.Exclusion {
+	out := map[string]placement.Exclusion{}
+	for id, r := range a.agents {
+		if r.until.IsZero() {
+			continue
+		}
+		if !now.Before(r.until) {
+			delete(a.agents, id)
+			continue
+		}
+		out[id] = placement.Exclusion{Until: r.until, Failures: r.failures, Last: r.last}
+	}
+	return out
 }

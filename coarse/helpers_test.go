@@ -16,6 +16,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/internal/failovercheck"
 	"github.com/flint-mesos/flint/internal/grpcecho"
 	"github.com/flint-mesos/flint/internal/mesostest"
 )
@@ -31,6 +32,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(flint.EnvRole) != "" {
 		os.Exit(executorMain())
 	}
+	failovercheck.MaybeDriverMain(failoverMode)
 	goleak.VerifyTestMain(m)
 }
 
@@ -106,7 +108,10 @@ func flakyTask(_ context.Context, in flakyIn) (int, error) {
 type clusterOpts struct {
 	agents    int
 	resources string
+	attrs     string // every agent's attributes
 	master    func(*master.Config)
+	workDir   string
+	zk        *cluster.ZooKeeper
 }
 
 func startCluster(t testing.TB, o clusterOpts) *cluster.Cluster {
@@ -117,7 +122,7 @@ func startCluster(t testing.TB, o clusterOpts) *cluster.Cluster {
 	if o.resources == "" {
 		o.resources = "cpus:2;mem:1024;disk:1024;ports:[31000-31100]"
 	}
-	return mesostest.StartCluster(t, mesostest.Cluster{Agents: o.agents, Resources: o.resources, ShutdownGrace: time.Second, Master: o.master})
+	return mesostest.StartCluster(t, mesostest.Cluster{Agents: o.agents, Resources: o.resources, Attributes: o.attrs, ShutdownGrace: time.Second, Master: o.master, WorkDir: o.workDir, ZooKeeper: o.zk})
 }
 
 // baseConf keeps executors small and timeouts short.
@@ -150,13 +155,13 @@ func newRun(t testing.TB, masterURL string, conf ...string) (*run, error) {
 		t.Fatal(err)
 	}
 	log, buf := mesostest.Logger(t)
-	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
 	if err != nil {
 		return &run{mark: mark, logs: buf}, err
 	}
 	r := &run{fc: fc, mark: mark, logs: buf}
 	t.Cleanup(func() {
-		_ = fc.Stop()
+		_ = fc.Stop(context.Background())
 		r.checkNoOrphans(t)
 	})
 	return r, nil
@@ -204,3 +209,13 @@ var (
 	waitFor = mesostest.WaitFor
 	ints    = mesostest.Ints
 )
+
+// envConditionalFunction, set in an executor's environment, makes it
+// register one more function than the driver.
+const envConditionalFunction = "COARSE_TEST_CONDITIONAL_FUNCTION"
+
+func init() {
+	if os.Getenv(envConditionalFunction) != "" {
+		framework.Register("coarse_test.conditional", func(_ context.Context, n int) (int, error) { return n, nil })
+	}
+}

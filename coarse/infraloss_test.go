@@ -1,30 +1,88 @@
 package coarse
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
+	"github.com/gogo/protobuf/proto"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/placement"
 )
 
-func TestInfrastructureLossDoesNotBlameTheAgent(t *testing.T) {
-	cases := []struct {
-		state  mesos.TaskState
-		reason mesos.TaskStatus_Reason
-		infra  bool
-	}{
-		{mesos.TASK_LOST, mesos.REASON_RECONCILIATION, true},
-		{mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED, true},
-		{mesos.TASK_LOST, mesos.REASON_AGENT_DISCONNECTED, true},
-		{mesos.TASK_LOST, mesos.REASON_INVALID_OFFERS, true},
-		{mesos.TASK_FAILED, mesos.REASON_AGENT_RESTARTED, false},
-		{mesos.TASK_FAILED, mesos.REASON_COMMAND_EXECUTOR_FAILED, false},
-		{mesos.TASK_LOST, mesos.REASON_EXECUTOR_TERMINATED, false},
-		{mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, false},
+// nopDriver is a backend.Driver that ignores everything.
+type nopDriver struct{}
+
+func (nopDriver) ExecutorUp(string, string, int)     {}
+func (nopDriver) ExecutorLost(string, string, bool)  {}
+func (nopDriver) StatusUpdate(*backend.StatusUpdate) {}
+func (nopDriver) Abort(string)                       {}
+
+// A master that keeps refusing launches on an agent (TASK_LOST "Task
+// assumes outdated resource state", as after a restart from a stale view)
+// while re-offering it every 100 ms: launches on the agent back off
+// (0.5 s, 1 s, 2 s, …), so 10 s of it cost a handful of launches, not one
+// per offer, and the agent is never excluded. A registration resets it.
+func TestRefusedLaunchesBackOff(t *testing.T) {
+	b := testBackend(t, "flint.executor.cores=1", "flint.mesos.executor.maxFailuresPerAgent=2")
+	b.d = nopDriver{}
+	now := time.Unix(1000, 0)
+	b.now = func() time.Time { return now }
+	launches, backedOff := 0, 0
+	for i := range 100 {
+		now = time.Unix(1000, 0).Add(time.Duration(i) * 100 * time.Millisecond)
+		b.mu.Lock()
+		p := b.planLocked([]mesos.Offer{offer(fmt.Sprintf("o%d", i), "a1", 1, 8192, 0)}, nil, now)
+		b.mu.Unlock()
+		for _, id := range p.offers {
+			for _, ti := range p.launches[id] {
+				launches++
+				handler{b}.Update(mesos.TaskStatus{TaskID: ti.TaskID, State: mesos.TASK_LOST.Enum(), Reason: mesos.REASON_INVALID_OFFERS.Enum(),
+					Message: proto.String("Task assumes outdated resource state: cpus: needs 1 but 0 of 2 are free on the agent")})
+			}
+		}
+		for _, f := range b.diag.filtered {
+			if f.Reason == placement.AgentBackoff {
+				backedOff++
+			}
+		}
 	}
-	for _, c := range cases {
-		st := mesos.TaskStatus{State: c.state.Enum(), Reason: c.reason.Enum()}
-		if got := infrastructureLoss(st); got != c.infra {
-			t.Errorf("%s %s: infrastructure loss = %v, want %v", c.state, c.reason, got, c.infra)
+	// Launch times: 0, 0.5, 1.5, 3.5, 7.5 s.
+	if launches != 5 {
+		t.Fatalf("%d launches in 10 s of refusals, want 5 (0, 0.5, 1.5, 3.5, 7.5 s)", launches)
+	}
+	if backedOff != 100-launches {
+		t.Fatalf("%d offers declined as backing off, want %d", backedOff, 100-launches)
+	}
+	if ex := b.fails.exclusions(now); len(ex) != 0 {
+		t.Fatalf("agent excluded after infrastructure losses: %v", ex)
+	}
+	b.backoff.Registered("a1")
+	if got := b.backoff.Until(now); len(got) != 0 {
+		t.Fatalf("back-off after a registration: %v", got)
+	}
+}
+
+// An executor that registers when the driver no longer wants it is stopped
+// with the reason; while the driver stops that is expected (a job can end
+// before every executor it asked for registered), and said first.
+func TestUnwantedRegistrationReasons(t *testing.T) {
+	for _, c := range []struct {
+		e        *executor
+		stopping bool
+		want     string
+	}{
+		{&executor{}, false, ""},
+		{&executor{}, true, "the driver is stopping"},
+		{&executor{lost: true}, true, "the driver is stopping"},
+		{nil, false, "this driver did not launch it"},
+		{&executor{lost: true}, false, "it was already given up as lost"},
+		{&executor{registered: true}, false, "it had already registered"},
+	} {
+		if got := unwanted(c.e, c.stopping); got != c.want {
+			t.Errorf("unwanted(%+v, stopping %v) = %q, want %q", c.e, c.stopping, got, c.want)
 		}
 	}
 }

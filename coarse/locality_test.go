@@ -27,9 +27,14 @@ import (
 // registered later, such as a run's Stop.
 func hostAgent(t *testing.T, c *cluster.Cluster, hostname string) (start func()) {
 	t.Helper()
+	return hostAgentIn(t, c, hostname, t.TempDir())
+}
+
+// hostAgentIn is hostAgent with its work directory in dir.
+func hostAgentIn(t *testing.T, c *cluster.Cluster, hostname, dir string) (start func()) {
+	t.Helper()
 	log, _ := mesostest.Logger(t)
 	log.SetLevel(logrus.InfoLevel)
-	dir := t.TempDir()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +164,7 @@ func TestExecutorStartsOnPreferredHost(t *testing.T) {
 			t.Fatalf("task %d started %s on %s, want NODE_LOCAL on host-b", ts.Index, ts.Locality, ts.Host)
 		}
 	}
-	if err := r.fc.Stop(); err != nil {
+	if err := r.fc.Stop(context.Background()); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	r.checkNoOrphans(t)

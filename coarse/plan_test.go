@@ -11,9 +11,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 )
 
 func testBackend(t *testing.T, conf ...string) *Backend {
@@ -22,14 +23,15 @@ func testBackend(t *testing.T, conf ...string) *Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := framework.ParseMaster("mesos://127.0.0.1:5050")
+	m, _ := backend.ParseMaster("mesos://127.0.0.1:5050")
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	b, err := NewBackend(framework.BackendParams{Master: m, Config: cfg, Logger: log})
+	b, err := NewBackend(backend.Params{Master: m, Config: cfg, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.exeURI, b.gwURL, b.secret, b.user = "http://driver:1/files/abc/flint?token=T#sha256=00", "driver:2", "s3cret", "alice"
+	b.exe = driverside.Executable{URI: "http://driver:1/files/abc/flint", Name: "flint"}
+	b.gwURL, b.secret, b.user = "driver:2", "s3cret", "alice"
 	b.set.command = "./flint"
 	return b
 }
@@ -168,6 +170,10 @@ func TestPlanGPUsAndTaskInfo(t *testing.T) {
 	cmd := ti.Command
 	if cmd.GetShell() || cmd.GetValue() != "./flint" || len(cmd.URIs) != 2 || !cmd.URIs[0].GetExecutable() || cmd.URIs[0].GetExtract() {
 		t.Fatalf("command = %+v", cmd)
+	}
+	// Every URI names its file: Mesos' fetcher would otherwise keep a query in the name.
+	if cmd.URIs[0].GetOutputFile() != "flint" || cmd.URIs[1].GetOutputFile() != "extra.txt" {
+		t.Fatalf("output files %q, %q; want flint, extra.txt", cmd.URIs[0].GetOutputFile(), cmd.URIs[1].GetOutputFile())
 	}
 	env := map[string]string{}
 	for _, v := range cmd.Environment.Variables {

@@ -6,20 +6,23 @@ import (
 	"math"
 	"time"
 
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 )
 
 // settings are the flint.* keys the coarse backend reads, validated once.
 type settings struct {
-	coresMax          int     // flint.cores.max; math.MaxInt when unset
-	executorCores     int     // flint.executor.cores; 0 = the whole offer
-	taskCPUs          int     // flint.task.cpus
-	memMB             float64 // flint.executor.memory + overhead, in MiB
-	gpusMax           int     // flint.mesos.gpus.max
+	keepFramework     bool                // Stop leaves the framework for a successor (driverside.KeepFramework)
+	launch            driverside.Executor // what every executor launch carries: secrets (SecretEnv, Secrets) and ProxyUser
+	coresMax          int                 // flint.cores.max; math.MaxInt when unset
+	executorCores     int                 // flint.executor.cores; 0 = the whole offer
+	taskCPUs          int                 // flint.task.cpus
+	memMB             float64             // flint.executor.memory + overhead, in MiB
+	gpusMax           int                 // flint.mesos.gpus.max
 	constraints       constraints.Constraints
 	executorURI       string // flint.executor.uri; "" = serve our own executable
+	executorSHA       string // flint.executor.sha256
 	command           string // flint.mesos.executor.command
 	extraURIs         []string
 	env               map[string]string // flint.executorEnv.*
@@ -38,7 +41,7 @@ type settings struct {
 	logFormat         string
 }
 
-func readSettings(cfg *framework.Config) (settings, error) {
+func readSettings(cfg *config.Config) (settings, error) {
 	s := settings{
 		coresMax:          cfg.Int("flint.cores.max"),
 		executorCores:     cfg.Int("flint.executor.cores"),
@@ -46,7 +49,7 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		gpusMax:           cfg.Int("flint.mesos.gpus.max"),
 		shutdownTimeout:   cfg.Duration("flint.mesos.coarse.shutdownTimeout"),
 		noExecutorTimeout: cfg.Duration("flint.mesos.coarse.noExecutorTimeout"),
-		maxAgentFailures:  cfg.Int("flint.mesos.executor.maxFailuresPerAgent"),
+		maxAgentFailures:  maxAgentFailures(cfg),
 		agentExclusion:    cfg.Duration("flint.mesos.executor.agentExclusionTimeout"),
 		networkTimeout:    cfg.Duration("flint.network.timeout"),
 		tls:               cfg.Bool("flint.network.tls.enabled"),
@@ -86,10 +89,24 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		errs = append(errs, fmt.Errorf("coarse: %w", err))
 	}
 	ex, exErrs := driverside.ReadExecutor(cfg)
-	s.executorURI, s.command, s.extraURIs, s.env = ex.URI, ex.Command, ex.ExtraURIs, ex.Env
+	s.executorURI, s.executorSHA, s.command, s.extraURIs, s.env = ex.URI, ex.SHA256, ex.Command, ex.ExtraURIs, ex.Env
+	s.keepFramework = driverside.KeepFramework(cfg)
+	s.launch = driverside.Executor{SecretEnv: ex.SecretEnv, Secrets: ex.Secrets, ProxyUser: ex.ProxyUser}
 	s.constraints, s.memMB = ex.Constraints, ex.MemMB
 	for _, err := range exErrs {
 		errs = append(errs, fmt.Errorf("coarse: %w", err))
 	}
 	return s, errors.Join(errs...)
+}
+
+// maxAgentFailures is flint.mesos.executor.maxFailuresPerAgent, except under
+// the embedded master: its agents all run on this one host, so excluding
+// an agent after executor failures only stalls the job (until
+// flint.mesos.coarse.noExecutorTimeout) instead of avoiding a bad machine;
+// the tasks' own failure count ends it with the executors' stderr.
+func maxAgentFailures(cfg *config.Config) int {
+	if cfg.String("flint.master") == "embedded" {
+		return math.MaxInt32
+	}
+	return cfg.Int("flint.mesos.executor.maxFailuresPerAgent")
 }

@@ -300,8 +300,10 @@ func (c *cluster) sandboxLogs(n *node) string {
 // with what, the timeout and cond's last explanation.
 func (c *cluster) waitFor(timeout time.Duration, what string, cond func() (bool, string)) {
 	c.t.Helper()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
 	deadline := time.Now().Add(timeout)
-	for {
+	for ; ; <-tick.C {
 		ok, why := cond()
 		if ok {
 			return
@@ -309,7 +311,6 @@ func (c *cluster) waitFor(timeout time.Duration, what string, cond func() (bool,
 		if time.Now().After(deadline) {
 			c.t.Fatalf("timed out after %v waiting for %s; last: %s", timeout, what, why)
 		}
-		time.Sleep(pollEvery)
 	}
 }
 
@@ -464,7 +465,10 @@ type driver struct {
 // network running `flint submit args...` against the cluster's master.
 func (c *cluster) submit(name string, args ...string) *driver {
 	c.t.Helper()
-	args = append([]string{"submit", "--master", "mesos://master:" + masterPort}, args...)
+	// Debug level: the suite reads what the driver did (executors launched and
+	// registered, the binary URL it advertised) from lines that a user's
+	// default output leaves out.
+	args = append([]string{"submit", "--master", "mesos://master:" + masterPort, "--log-level", "debug"}, args...)
 	return &driver{c: c, n: c.start(name, "", args...)}
 }
 

@@ -224,13 +224,15 @@ func (c *cluster) checkFrameworkDone(fw string, wantTasks int, agents []*node) s
 }
 
 // TestDriverKilledMidJob kills the driver container (coarse, then fine
-// mode) while its executors run on both agents: the master must remove the
-// framework (failover timeout 0) and the agents must end its executors, so
-// that a crashed driver leaves nothing running on the cluster.
+// mode) while its executors run on both agents: with failover timeout 0 the
+// master must remove the framework at once and the agents must end its
+// executors, so that a crashed driver leaves nothing running on the cluster.
 func TestDriverKilledMidJob(t *testing.T) {
 	c := newCluster(t, 2)
 	for _, coarse := range []bool{true, false} {
-		name, args := "driver-coarse", []string{"--example", "pi", "200", "20000000"}
+		// failoverTimeout 0: the master removes the framework as soon as the
+		// driver's connection drops (the default keeps it 120 s).
+		name, args := "driver-coarse", []string{"--conf", "flint.mesos.failoverTimeout=0", "--example", "pi", "200", "20000000"}
 		if !coarse { // flags before the example: what follows it is the job's
 			name, args = "driver-fine", append([]string{"--conf", "flint.mesos.coarse=false"}, args...)
 		}

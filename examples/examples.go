@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	"github.com/flint-mesos/flint"
+	"github.com/flint-mesos/flint/examples/join"
+	"github.com/flint-mesos/flint/examples/pagerank"
 	"github.com/flint-mesos/flint/examples/pi"
+	"github.com/flint-mesos/flint/examples/sortlines"
 	"github.com/flint-mesos/flint/examples/wordcount"
 )
 
@@ -14,11 +17,16 @@ import (
 type Example struct {
 	Name, Usage string
 	Run         flint.DriverFunc
+	// Check validates the arguments before any cluster starts.
+	Check func(args []string) error
 }
 
 var all = map[string]Example{
-	"pi":        {Name: "pi", Usage: pi.Usage, Run: pi.Main},
-	"wordcount": {Name: "wordcount", Usage: wordcount.Usage, Run: wordcount.Main},
+	"pi":        {Name: "pi", Usage: pi.Usage, Run: pi.Main, Check: pi.Check},
+	"sort":      {Name: "sort", Usage: sortlines.Usage, Run: sortlines.Main, Check: sortlines.Check},
+	"join":      {Name: "join", Usage: join.Usage, Run: join.Main, Check: join.Check},
+	"pagerank":  {Name: "pagerank", Usage: pagerank.Usage, Run: pagerank.Main, Check: pagerank.Check},
+	"wordcount": {Name: "wordcount", Usage: wordcount.Usage, Run: wordcount.Main, Check: wordcount.Check},
 }
 
 // Lookup returns the example called name.

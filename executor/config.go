@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/task"
 )
 
@@ -36,6 +38,18 @@ type Config struct {
 	Now func() time.Time
 	// Logger is optional; nil discards logs.
 	Logger logrus.FieldLogger
+	// BaseContext returns the context every task's context derives from,
+	// carrying what the executor gives its tasks (its shuffle:
+	// shuffleenv.NewContext); nil means context.Background. Cancelling it
+	// cancels the running tasks.
+	BaseContext func() context.Context
+	// Job is the job's configuration, put in every task's context
+	// (jobconf.NewContext; framework.TaskConfig reads it); nil: none.
+	Job *config.Config
+	// FilesDir is where the files a job adds are fetched to before the
+	// first task that lists them (executor/files); "" is a temporary
+	// directory removed by Close. Executors on Mesos use their sandbox.
+	FilesDir string
 }
 
 // withDefaults validates c and fills in its defaults.
@@ -70,6 +84,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.BaseContext == nil {
+		c.BaseContext = context.Background
 	}
 	if c.Logger == nil {
 		l := logrus.New()

@@ -15,7 +15,10 @@ import (
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// fakeClock advances one millisecond per reading.
+// fakeClock advances one millisecond per reading: distinct, ordered
+// timestamps for the runtime's reports. It is not a timer source, so
+// testing/synctest (whose clock stands still while goroutines run, giving
+// equal readings) would not serve.
 type fakeClock struct{ n atomic.Int64 }
 
 func (c *fakeClock) Now() time.Time {

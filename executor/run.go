@@ -14,6 +14,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -76,8 +77,19 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 			td.TaskId, td.Codec, td.Function, entry.Codec().Name()))
 		return
 	}
+	ctx := t.ctx
+	if len(td.Files) > 0 {
+		v, err := r.files.Prepare(ctx, td.Files, td.FilesToken)
+		if err != nil {
+			o.failure = failure(flintpb.FailureKind_EXCEPTION, fmt.Sprintf("task %d: %v", td.TaskId, err))
+			return
+		}
+		ctx = files.NewContext(ctx, v)
+	}
 	start := r.cfg.Now()
-	out, tm, p, err := invoke(t.ctx, entry, td.Input, r.cfg.Now)
+	var m task.Metrics
+	out, tm, p, err := invoke(task.WithMetrics(ctx, &m), entry, td.Input, r.cfg.Now)
+	shuffleMetrics(&o.metrics, m.Shuffle())
 	if p != nil {
 		o.metrics.RunTimeNanos = int64(r.cfg.Now().Sub(start))
 		o.failure = &flintpb.TaskFailure{
@@ -86,7 +98,7 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 			Stack:   string(p.stack),
 		}
 		r.cfg.Logger.WithFields(logrus.Fields{"task_id": td.TaskId, "function": td.Function}).
-			Warnf("task panicked: %v", p.value)
+			Debugf("task panicked: %v", p.value) // the driver reports the failure, with the stack
 		return
 	}
 	o.metrics.DecodeNanos, o.metrics.RunTimeNanos, o.metrics.EncodeNanos =
@@ -100,6 +112,14 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 		o.output = out
 		o.metrics.ResultSize = int64(len(out))
 	}
+}
+
+// shuffleMetrics copies what the task reported of its shuffles into pm.
+func shuffleMetrics(pm *flintpb.TaskMetrics, s task.ShuffleMetrics) {
+	pm.ShuffleRecordsWritten, pm.ShuffleBytesWritten = s.RecordsWritten, s.BytesWritten
+	pm.ShuffleSpills, pm.ShuffleSpillBytes, pm.ShuffleWriteNanos = s.Spills, s.SpillBytes, int64(s.WriteTime)
+	pm.ShuffleLocalBlocks, pm.ShuffleRemoteBlocks = s.LocalBlocks, s.RemoteBlocks
+	pm.ShuffleLocalBytes, pm.ShuffleRemoteBytes, pm.ShuffleFetchWaitNanos = s.LocalBytes, s.RemoteBytes, int64(s.FetchWait)
 }
 
 type panicInfo struct {

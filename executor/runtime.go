@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/flint-mesos/flint/executor/files"
+	"github.com/flint-mesos/flint/executor/jobconf"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -34,6 +36,7 @@ type Runtime struct {
 	cfg    Config
 	report Reporter
 	ids    *updateIDs
+	files  *files.Store // the job's added files (Config.FilesDir)
 
 	mu      sync.Mutex
 	free    int
@@ -78,6 +81,7 @@ func New(cfg Config, report Reporter) (*Runtime, error) {
 		cfg:     cfg,
 		report:  report,
 		ids:     newUpdateIDs(),
+		files:   files.New(files.Config{Dir: cfg.FilesDir, Logger: cfg.Logger}),
 		free:    cfg.Cores,
 		tasks:   make(map[uint64]*runningTask),
 		results: make(map[string][]byte),
@@ -111,7 +115,11 @@ func (r *Runtime) Launch(td *flintpb.TaskDescription) error {
 	case cpus > r.free:
 		return fmt.Errorf("%w: task %d needs %d cpus, %d of %d free", ErrNoFreeSlot, td.TaskId, cpus, r.free, r.cfg.Cores)
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
+	base := r.cfg.BaseContext()
+	if r.cfg.Job != nil {
+		base = jobconf.NewContext(base, r.cfg.Job)
+	}
+	ctx, cancel := context.WithCancelCause(base)
 	t := &runningTask{td: td, cpus: cpus, launched: r.cfg.Now().UnixNano(), ctx: ctx, cancel: cancel}
 	r.free -= cpus
 	r.tasks[td.TaskId] = t
@@ -240,7 +248,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Unlock()
 	select {
 	case <-r.drained:
-		return nil
+		return r.files.Close()
 	case <-ctx.Done():
 		r.mu.Lock()
 		n := r.active

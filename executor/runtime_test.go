@@ -393,3 +393,24 @@ func TestConfigValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+type baseKey struct{}
+
+func TestTasksDeriveTheirContextFromBaseContext(t *testing.T) {
+	reg := testRegistry(nil)
+	task.MustRegister(reg, "fromBase", func(ctx context.Context, _ int) (string, error) {
+		v, _ := ctx.Value(baseKey{}).(string)
+		return v, nil
+	}, nil)
+	r, c := newRuntime(t, executor.Config{Registry: reg, BaseContext: func() context.Context {
+		return context.WithValue(context.Background(), baseKey{}, "the executor's shuffle")
+	}})
+	if err := r.Launch(td(t, 1, "fromBase", 0)); err != nil {
+		t.Fatal(err)
+	}
+	u := c.waitTerminal(t)
+	var got string
+	if err := codec.Gob.Unmarshal(u.Result.GetInline(), &got); err != nil || got != "the executor's shuffle" {
+		t.Fatalf("task saw %q (%v) from its context", got, err)
+	}
+}

@@ -6,19 +6,23 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/executor/jobconf"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
-	"github.com/flint-mesos/flint/uri"
+	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
+	"github.com/flint-mesos/flint/framework/placement"
 )
 
-func init() { framework.RegisterBackend(framework.BackendMesosFine, New) }
+func init() { backend.Register(backend.MesosFine, New) }
 
 // ErrNotStarted is returned by methods that need a started backend.
 var ErrNotStarted = errors.New("fine: backend not started")
@@ -27,21 +31,28 @@ var ErrNotStarted = errors.New("fine: backend not started")
 // MesosFineGrainedSchedulerBackend): every Flint task is a Mesos task, run
 // by one Flint executor per agent.
 type Backend struct {
-	p    framework.BackendParams
+	p    backend.Params
 	set  settings
 	log  logrus.FieldLogger
 	opts []mesosconn.Option
 
-	d          framework.Driver
-	files      *uri.Server
-	conn       *mesosconn.Conn
-	user       string
-	master     string
-	exeURI     string // with the file server token: never logged
-	exeLog     string // exeURI as logged
-	secret     string // result server secret: never logged
-	driverHost string
-	httpc      *http.Client
+	d                     backend.Driver
+	driverside.AddedFiles // the file server (nil Server until Start)
+	conn                  *mesosconn.Conn
+	user                  string
+	master                string
+	exe                   driverside.Executable // the binary executors fetch
+	exeLog                string                // its URI as logged
+	death                 *deathHandler         // the connection's handler (death.go)
+	secret                string                // result server secret: never logged
+	driverHost            string
+	httpc                 *http.Client
+
+	// shuffleProps are every executor's shuffle settings (with the
+	// application's shuffle token: never logged).
+	shuffleProps map[string]string
+	// jobProps are the job's flint.* settings every executor receives.
+	jobProps jobconf.Properties
 
 	connReady chan struct{}
 	wake      chan struct{}
@@ -51,27 +62,38 @@ type Backend struct {
 	stopErr   error
 	releases  sync.WaitGroup
 
-	round sync.Mutex // one launch round at a time (held offers are used once)
+	round sync.Mutex // one change of the held offers at a time (each is used once)
+
+	now func() time.Time // the clock of launch back-off
 
 	mu          sync.Mutex
 	tasks       map[string]*mtask       // Mesos task id → live task
 	agents      map[string]*agentExec   // agent id → its executor
+	subscribing bool                    // Start is subscribing: connReady closes once it returns
 	held        map[string]*heldOffer   // offer id → offer in hand
 	blocks      map[string]resultRef    // kept result block → its executor's result server
 	tlsClients  map[string]*http.Client // per pinned certificate of a result server
 	stopping    bool
 	started     bool
 	frameworkID string
-	launched    uint64 // tasks launched, for Stats
+	idPrefix    string                 // tags this driver's Mesos task and executor ids (driverside.TaskIDPrefix)
+	launched    uint64                 // tasks launched, for Stats
+	backoff     *launchbackoff.Backoff // agents whose launches were lost before their executor came up
 	diag        fitDiag
+	demand      backend.Demand  // the driver loop's, as last applied
+	ended       string          // why the master ended the framework ("" while it lives)
+	batches     []backend.Batch // queued for the worker
+	workerGone  bool
 }
 
 // fitDiag remembers why offers fit no task, for the no-fit error.
 type fitDiag struct {
 	offersSeen bool
-	unfit      map[string]string // agent → why its last offers fit no task
-	lastFit    time.Time         // last round in which an offer could hold a task
-	waitSince  time.Time         // since when tasks wait with none live
+	unfit      map[string]string    // agent → why its last offers fit no task
+	filtered   []placement.Filtered // placement's reasons for the offers in hand
+	unmet      []placement.Filtered // the last fresh offers declined for their constraints
+	lastFit    time.Time            // last round in which an offer could hold a task
+	waitSince  time.Time            // since when tasks wait with none live
 }
 
 // mtask is a Flint task attempt running as a Mesos task.
@@ -80,16 +102,33 @@ type mtask struct {
 	attempt int32
 	agentID string
 	execID  string
+	gen     int // the executor generation it was launched on (grantOwner)
 	cpus    int
+	short   bool // runs on cpus beside the executor's share
+	reused  bool // launched on an executor already started (not a new generation)
 }
 
 // agentExec is the per-agent executor.
 type agentExec struct {
 	id, host string
 	info     *mesos.ExecutorInfo // as first launched (Mesos needs it unchanged)
-	live     int                 // tasks launched and not yet terminal
-	added    bool                // reported to the driver
-	cpus     int                 // task slots last offered, for DefaultParallelism
+	gen      int                 // generation of info: a new one for every executor started
+	genUsed  bool                // info was launched (the next new executor is a new generation)
+	up       bool                // generation gen sent an update of its own: it came up
+	lossSeen bool                // a task of generation gen was lost before it came up (counted once)
+	exited   bool                // Mesos reported generation gen gone (FAILURE): offers made before still list it
+	// launched are the generations launched whose exit Mesos has not
+	// reported yet, oldest first; lastExited is the one the last FAILURE
+	// was attributed to (exitedLocked), -1 for none.
+	launched   []int
+	lastExited int
+	live       int  // tasks launched and not yet terminal
+	liveCPUs   int  // their cpus
+	shortLive  int  // live tasks on the executor's share (placement's ShortCPUs)
+	started    bool // the executor runs (a task was launched on it)
+	added      bool // reported up to the driver loop
+	reported   int  // the capacity last reported
+	cpus       int  // task slots last offered, for DefaultParallelism
 }
 
 // heldOffer is an offer kept for tasks that may come soon.
@@ -98,7 +137,7 @@ type heldOffer struct {
 	since time.Time
 }
 
-var _ framework.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // Option configures New beyond the configuration keys (tests and embedders).
 type Option func(*Backend)
@@ -109,12 +148,12 @@ func WithConnOptions(opts ...mesosconn.Option) Option {
 }
 
 // New builds the fine backend for a Mesos master; it is the factory
-// registered as framework.BackendMesosFine.
-func New(p framework.BackendParams) (framework.Backend, error) { return NewBackend(p) }
+// registered as backend.MesosFine.
+func New(p backend.Params) (backend.Backend, error) { return NewBackend(p) }
 
 // NewBackend is New with options, returning the concrete type.
-func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
-	if p.Master.Kind != framework.MasterMesos {
+func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
+	if p.Master.Kind != backend.MasterMesos {
 		return nil, fmt.Errorf("fine: master %q is not a Mesos master", p.Master.Raw)
 	}
 	set, err := readSettings(p.Config)
@@ -131,7 +170,8 @@ func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
 		stopCh: make(chan struct{}), loopDone: make(chan struct{}),
 		tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
 		held: map[string]*heldOffer{}, blocks: map[string]resultRef{}, tlsClients: map[string]*http.Client{},
-		diag: fitDiag{unfit: map[string]string{}},
+		diag: fitDiag{unfit: map[string]string{}}, now: time.Now, backoff: launchbackoff.New(),
+		idPrefix: driverside.TaskIDPrefix(p.Config),
 		httpc: &http.Client{Timeout: max(set.networkTimeout, 10*time.Second),
 			Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}},
 	}
@@ -142,9 +182,9 @@ func NewBackend(p framework.BackendParams, opts ...Option) (*Backend, error) {
 	return b, nil
 }
 
-// Start implements framework.Backend: it serves the driver's executable
+// Start implements backend.Backend: it serves the driver's executable
 // (unless flint.executor.uri names one), then subscribes to the master.
-func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
+func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	b.d = d
 	defer func() {
 		if err != nil {
@@ -157,16 +197,23 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 		return fmt.Errorf("fine: %w", err)
 	}
 	b.driverHost = addr.Host
-	b.secret = b.p.Config.String("flint.authenticate.secret")
-	if len(b.secret) < 16 {
-		b.secret = uri.NewToken()
+	if b.secret, err = driverside.AppSecret(b.p.Config); err != nil {
+		return fmt.Errorf("fine: %w", err)
+	}
+	b.jobProps = jobconf.FromConfig(b.p.Config)
+	if b.shuffleProps, err = shuffleenv.DriverProperties(b.p.Config, b.secret); err != nil {
+		return fmt.Errorf("fine: %w", err)
 	}
 	if err := b.startFiles(addr); err != nil {
 		return err
 	}
+	b.death = newDeathHandler(b, fetchHandler{handler{b}})
+	b.mu.Lock()
+	b.subscribing = true // handlers may wait for connReady from now on (endUnknown)
+	b.mu.Unlock()
 	conn, user, err := driverside.Subscribe(ctx, b.p.Config, driverside.Subscription{
 		Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
-	}, handler{b})
+	}, b.death) // death.go: dead executors' exit status and stderr
 	b.user = user
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
@@ -175,40 +222,27 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) (err error) {
 	b.conn, b.started = conn, true
 	b.mu.Unlock()
 	close(b.connReady)
-	go b.loop()
+	go b.worker()
 	return nil
 }
 
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
 func (b *Backend) startFiles(addr driverside.Addr) error {
-	fs, exe, err := driverside.ServeExecutor(b.set.executorURI, addr, b.log)
-	b.files = fs
+	exe, err := b.StartFiles(b.set.executorURI, b.set.executorSHA, addr, b.log, b.set.env, &b.set.command)
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
-	b.exeURI, b.exeLog = exe.URI, exe.Log
-	if b.set.command == "" {
-		b.set.command = "./" + driverside.URIBase(exe.URI)
-	}
+	b.exe, b.exeLog = exe, exe.Log
 	return nil
 }
 
-// ReviveOffers implements framework.Backend: held offers are used at once,
-// and Mesos is asked for more.
-func (b *Backend) ReviveOffers() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
-
-// KillTask implements framework.Backend: the task is killed through Mesos.
-func (b *Backend) KillTask(taskID uint64, executorID, reason string) {
+// kill kills a task through Mesos.
+func (b *Backend) kill(taskID uint64, executorID, reason string) {
 	b.mu.Lock()
 	conn := b.conn
 	var agent *mesos.AgentID
-	id := mesosTaskID(taskID)
+	id := b.mesosTaskID(taskID)
 	if t := b.tasks[id]; t != nil {
 		agent = &mesos.AgentID{Value: t.agentID}
 	}
@@ -221,7 +255,7 @@ func (b *Backend) KillTask(taskID uint64, executorID, reason string) {
 	}
 }
 
-// MaxTaskInput implements framework.TaskSizeLimiter: a task travels to
+// MaxTaskInput implements backend.TaskSizeLimiter: a task travels to
 // Flint's Mesos executor inside its TaskInfo, in one record of the
 // executor's event stream, which mesos-go reads with a 4 MiB frame limit.
 func (b *Backend) MaxTaskInput() (int, string) {
@@ -237,7 +271,7 @@ const (
 	taskInfoRoom = 64 << 10
 )
 
-// DefaultParallelism implements framework.Backend: the task slots last
+// DefaultParallelism implements backend.Backend: the task slots last
 // offered per agent (8 when unknown, as Spark's fine mode), at most
 // flint.cores.max, at least 2.
 func (b *Backend) DefaultParallelism() int {
@@ -254,6 +288,14 @@ func (b *Backend) DefaultParallelism() int {
 		n = c
 	}
 	return max(n, 2)
+}
+
+// OfferFilters implements backend.OfferExplainer: why the offers in hand
+// (and the last ones declined for their constraints) give no more slots.
+func (b *Backend) OfferFilters() []placement.Filtered {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append(slices.Clone(b.diag.filtered), b.diag.unmet...)
 }
 
 // FrameworkID is the Mesos framework id ("" before Start).
@@ -278,7 +320,7 @@ func (b *Backend) Stats() Stats {
 	return Stats{Launched: b.launched, Running: len(b.tasks), HeldOffers: len(b.held), Executors: len(b.agents)}
 }
 
-// Stop implements framework.Backend: held offers are declined and the
+// Stop implements backend.Backend: held offers are declined and the
 // framework torn down, which makes the master kill every task and the
 // agents shut the executors down.
 func (b *Backend) Stop(ctx context.Context) error {
@@ -298,10 +340,15 @@ func (b *Backend) Stop(ctx context.Context) error {
 		b.round.Unlock()
 		b.conn.SetDemand(false)
 		b.releases.Wait()
-		err := b.conn.Stop(ctx, true)
+		keep := driverside.KeepFramework(b.p.Config)
+		if keep {
+			b.shutdownExecutors() // no TEARDOWN ends them: they would idle until the failover timeout
+		}
+		err := b.conn.Stop(ctx, !keep)
 		if err != nil && !errors.Is(err, mesosconn.ErrNotSubscribed) {
 			b.stopErr = fmt.Errorf("fine: tear down the framework: %w", err)
 		}
+		b.death.close()
 		b.closeFiles(ctx)
 		b.httpc.CloseIdleConnections()
 		b.mu.Lock()
@@ -309,15 +356,34 @@ func (b *Backend) Stop(ctx context.Context) error {
 			c.CloseIdleConnections()
 		}
 		b.mu.Unlock()
-		b.log.Infof("fine: stopped (framework %s torn down)", b.FrameworkID())
+		b.log.Debugf("fine: stopped (framework %s torn down)", b.FrameworkID())
 	})
 	return b.stopErr
 }
 
 func (b *Backend) closeFiles(ctx context.Context) {
-	if b.files != nil {
-		if err := b.files.Close(ctx); err != nil {
-			b.log.Warnf("fine: %v", err)
+	b.CloseFiles(ctx, b.log, "fine")
+}
+
+// The driver's file server, serving the executor binary and the files a
+// job adds, is b's embedded driverside.AddedFiles (backend.FileServer,
+// backend.FileUnserver).
+var _ backend.FileUnserver = (*Backend)(nil)
+
+// shutdownExecutors asks every agent running this driver's executor to shut it down (Stop
+// without TEARDOWN, flint.mesos.driver.failover).
+func (b *Backend) shutdownExecutors() {
+	b.mu.Lock()
+	var ends [][2]string
+	for agentID, a := range b.agents {
+		if a.started {
+			ends = append(ends, [2]string{a.id, agentID})
+		}
+	}
+	b.mu.Unlock()
+	for _, e := range ends {
+		if err := b.conn.Shutdown(mesos.ExecutorID{Value: e[0]}, mesos.AgentID{Value: e[1]}); err != nil {
+			b.log.Warnf("fine: shut down executor %s on agent %s: %v", e[0], e[1], err)
 		}
 	}
 }

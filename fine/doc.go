@@ -1,34 +1,45 @@
 // Package fine is the fine-grained Mesos backend (Spark's
-// MesosFineGrainedSchedulerBackend), registered as framework.BackendMesosFine
+// MesosFineGrainedSchedulerBackend), registered as backend.MesosFine
 // and chosen with flint.mesos.coarse=false: every Flint task is one Mesos
 // task, run by one Flint executor (executor/fine) per agent.
 //
-//	mesosconn.Conn ── offers ─► launch round (serialized): held + fresh offers,
-//	   ▲                          one WorkerOffer per agent ─► Driver.ResourceOffers
-//	   │                          ─► TaskInfos (flint.task.cpus each, description
+//	mesosconn.Conn ── offers ─► held per agent; each agent's executor reported to the
+//	   ▲                          driver loop as ExecutorUp(slots held + cpus of live tasks)
+//	   │   driver loop ── Apply(Batch) ─► worker (in order): kills (KILL), releases,
+//	   │                          launches ─► TaskInfos (flint.task.cpus each, description
 //	   │                             in TaskInfo.data) ─► one ACCEPT per agent
-//	   │                          unused offers: held for flint.mesos.fine.offerHoldTime,
-//	   │                          then declined with the reason's filter
+//	   │                          unused offers: held for flint.mesos.fine.offerHoldTime
+//	   │                          (timed by the loop's ticks), then declined with the reason's filter
 //	   └── status updates ─► translate (executor's flintpb.StatusUpdate in data) ─► Driver
-//	Driver.FetchResult ─► HTTP GET of the executor's result server (large results)
+//	FetchResult ─► HTTP GET of the executor's result server (large results)
 //
-// Offers. The offers of one agent become one WorkerOffer whose executor id
-// is "flint-fine-<agent id>" (stable for the driver's life, so a task's
-// executor is its agent). Where the offer does not list that executor
+// Offers. The held offers of one agent are the capacity of one executor
+// whose id is "flint-fine-<agent id>" (stable for the driver's life, so a
+// task's executor is its agent). The backend reports that capacity to the
+// driver loop as the slots the held offers give plus the cpus of the
+// agent's live tasks, whenever it changes, and before the status update of
+// a task that ended: the loop, which counts the cores of attempts it
+// launched until their terminal update, thus sees exactly the held slots
+// free. A task placed on offers that went away meanwhile (declined,
+// rescinded) is reported LOST and retried, not counted as a failure. Where the offer does not list that executor
 // (Offer.executor_ids, the master's view) a new one is started: its own
 // flint.mesos.mesosExecutor.cores and flint.executor.memory +
 // flint.mesos.executor.memoryOverhead come out of the offer first, and an
 // offer that cannot hold them plus one task is declined as unfit. Tasks
 // take flint.task.cpus cpus each and no memory (the executor's memory is
-// shared by its tasks, as in Spark). Every task of an agent names the same
+// shared by its tasks, as in Spark) — except one task per executor, which
+// may take what the executor's own share leaves of a slot (on a 2-cpu agent
+// with the default 0.1-cpu executor: tasks of 1 and 0.9 cpus), so the
+// executor costs a fraction of a slot, not a whole one; its task runs in
+// the executor's container, whose cpu share is the sum (placement.Slots). Every task of an agent names the same
 // ExecutorInfo: the executor binary fetched through flint.executor.uri
-// (default: the driver's own executable from its uri.Server, content
+// (default: the driver's own executable from its fileserver.Server, content
 // hashed, the token in the query and never logged; `executable: true`),
 // flint.mesos.uris, the Environment from flint.executorEnv.* plus
-// FLINT_ROLE=fine-executor, FLINT_USER, FLINT_LOG_* and GOMEMLIMIT
+// FLINT_ROLE=fine-executor, FLINT_USER, FLINT_LOG_*, GOMEMLIMIT and GOGC=200
 // (flint.executor.memory, unless flint.executorEnv sets it), and
-// executor/fine.Settings as JSON in ExecutorInfo.data (task cpus, result
-// limits, the result server secret, the idle timeout).
+// a flintpb.ExecutorSettings in ExecutorInfo.data (contract.EncodeSettings:
+// task cpus, result limits, the result server secret, the idle timeout).
 //
 // flint.cores.max bounds the cpus the application holds: its live tasks'
 // cpus plus each running executor's flint.mesos.mesosExecutor.cores. A
@@ -38,13 +49,22 @@
 //
 // Latency. Offers the driver has no task for are held for
 // flint.mesos.fine.offerHoldTime (default 1s) instead of declined, so a job
-// submitted meanwhile launches on them at once (ReviveOffers runs a round
-// on the held offers) rather than after REVIVE and an allocation. With
+// submitted meanwhile launches on them at once (the driver loop places it
+// on the capacity they give) rather than after REVIVE and an allocation. With
 // minimesos' allocate-on-release (and Mesos' freed resources) a finished
 // task's cpus come back as a new offer straight away, and the agent's
 // executor is reused, so a task costs one scheduler-API round trip. Demand
-// follows Driver.WantsOffers: SUPPRESS when no task waits, REVIVE (which
-// clears filters) when tasks come.
+// follows the driver loop's backend.Demand: SUPPRESS when no task waits,
+// REVIVE (which clears filters) when tasks come.
+//
+// Launch back-off. A launch whose tasks end (lost or refused by the master
+// or agent, or the executor dying as it starts) before the executor sent
+// an update of its own makes further launches on that agent wait
+// (framework/mesosconn/launchbackoff, shared with coarse mode: 0.5 s,
+// doubling to 30 s); the agent's offers are declined meanwhile, an update
+// from an executor there ends it. Such losses reach the driver as LOST
+// (retried, not counted) or as the task's failure, never as an agent
+// exclusion.
 //
 // No fit. When tasks wait, none of the application's tasks is live, and for
 // flint.mesos.fine.noFitTimeout (default 60s) no offer could hold one, the
@@ -65,6 +85,20 @@
 //	LOST, DROPPED, UNREACHABLE, UNKNOWN,
 //	GONE_BY_OPERATOR                       → LOST with EXECUTOR_LOST: retried, not counted
 //
+// Two launch races are LOST too, not the task's failure: the master
+// refusing a task placed beside an executor that exited before the launch
+// reached it ("Task uses more resources … than available", TASK_ERROR),
+// and an agent failing to start such an exited executor again from its
+// ExecutorInfo, whose fetch credential ended when it came up
+// (CONTAINER_LAUNCH_FAILED on a task placed on a started executor). Once
+// Mesos reported an executor's exit (FAILURE), offers that still list it
+// start a new one. Executors under one id are generations (each with its
+// own fetch credential and exit status; a FAILURE is the oldest launched
+// generation's whose exit was not reported yet). A task of an executor
+// that died carries, as its message, where it ran, its exit status or
+// signal from the FAILURE (its updates wait up to 2 s for it) and the
+// last lines of its stderr from the agent's /files/read.
+//
 // Updates for tasks the backend does not know as live (duplicates after
 // the terminal one, other drivers' or long-gone tasks) are ignored; the
 // connection acknowledges them all. An executor that exits while none of
@@ -82,6 +116,6 @@
 // secret, which never leaves the driver; it travels only in that executor's
 // ExecutorInfo.data), ReleaseResult DELETEs it.
 //
-// Stop declines held offers and tears the framework down: the master kills
+// Stop applies the batches still queued, declines held offers and tears the framework down: the master kills
 // every task and the agents shut the executors down.
 package fine

@@ -21,14 +21,16 @@ import (
 
 // driverProcess is a driver that runs stalled tasks until it is killed.
 func driverProcess() int {
-	conf := append(baseConf(os.Getenv("FINE_TEST_MARK")), "flint.master="+os.Getenv("FINE_TEST_MASTER"))
+	// failoverTimeout 0: the master removes the framework as soon as the
+	// driver's connection drops (the default keeps it 120 s).
+	conf := append(baseConf(os.Getenv("FINE_TEST_MARK")), "flint.master="+os.Getenv("FINE_TEST_MASTER"), "flint.mesos.failoverTimeout=0")
 	cfg, err := config.Load(config.LoadOptions{Conf: conf})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	log, _ := logging.New(logging.Options{Level: "info", Format: "text", Out: os.Stderr})
-	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

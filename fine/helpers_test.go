@@ -15,10 +15,11 @@ import (
 	"github.com/flint-mesos/flint"
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
-	fineexec "github.com/flint-mesos/flint/executor/fine"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/internal/failovercheck"
 	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // TestMain makes this test binary a Flint binary: started by an agent with
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envDriver) != "" {
 		os.Exit(driverProcess())
 	}
+	failovercheck.MaybeDriverMain(failoverMode)
 	goleak.VerifyTestMain(m)
 }
 
@@ -74,7 +76,10 @@ type stallIn struct {
 type clusterOpts struct {
 	agents    int
 	resources string
+	attrs     string // every agent's attributes
 	master    func(*master.Config)
+	workDir   string
+	zk        *cluster.ZooKeeper
 }
 
 func startCluster(t testing.TB, o clusterOpts) *cluster.Cluster {
@@ -88,7 +93,7 @@ func startCluster(t testing.TB, o clusterOpts) *cluster.Cluster {
 	if o.resources == "" {
 		o.resources = "cpus:4;mem:1024;disk:1024;ports:[31000-31100]"
 	}
-	return mesostest.StartCluster(t, mesostest.Cluster{Agents: o.agents, Resources: o.resources, ShutdownGrace: 2 * time.Second, Master: o.master})
+	return mesostest.StartCluster(t, mesostest.Cluster{Agents: o.agents, Resources: o.resources, Attributes: o.attrs, ShutdownGrace: 2 * time.Second, Master: o.master, WorkDir: o.workDir, ZooKeeper: o.zk})
 }
 
 func mesosURL(c interface{ URL() string }) string {
@@ -124,13 +129,13 @@ func mustRun(t testing.TB, masterURL string, conf ...string) *run {
 		t.Fatal(err)
 	}
 	log, buf := mesostest.Logger(t)
-	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &run{fc: fc, mark: mark, logs: buf}
 	t.Cleanup(func() {
-		_ = fc.Stop()
+		_ = fc.Stop(context.Background())
 		checkNoOrphans(t, mark)
 	})
 	return r
@@ -146,7 +151,7 @@ type proc struct {
 func executors(mark string) []proc {
 	var out []proc
 	for _, p := range mesostest.Procs(func(env map[string]string) bool {
-		return env["FLINT_TEST_MARK"] == mark && env[flint.EnvRole] == fineexec.Role
+		return env["FLINT_TEST_MARK"] == mark && env[flint.EnvRole] == contract.RoleFine
 	}) {
 		out = append(out, proc{pid: p.PID, executorID: p.Env["MESOS_EXECUTOR_ID"]})
 	}

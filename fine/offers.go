@@ -2,7 +2,9 @@ package fine
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,19 +13,41 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
-	fineexec "github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/proto/contract"
+	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// ExecutorIDPrefix starts every fine executor's id; the agent id follows.
+// ExecutorIDPrefix starts every fine executor's id; the driver's id tag
+// (driverside.TaskIDPrefix: "" for a new framework) and the agent id follow.
 const ExecutorIDPrefix = "flint-fine-"
 
-func executorID(agentID string) string { return ExecutorIDPrefix + agentID }
+// executorID is this driver's executor id on an agent. A driver taking over
+// a framework (flint.mesos.driver.frameworkId) tags its ids, so that its
+// executors never share an id with its predecessor's, which may still run
+// (Mesos refuses an ExecutorInfo whose id a running executor has with other
+// contents).
+func (b *Backend) executorID(agentID string) string { return ExecutorIDPrefix + b.idPrefix + agentID }
 
-func mesosTaskID(id uint64) string { return strconv.FormatUint(id, 10) }
+// agentOf is the agent id in one of this driver's executor ids.
+func (b *Backend) agentOf(execID string) string {
+	return strings.TrimPrefix(execID, ExecutorIDPrefix+b.idPrefix)
+}
+
+// grantOwner owns the fetch credential of generation gen of executor id.
+// An agent's executors share one id for the driver's life, but each new
+// one fetches with a credential of its own, so ending an old executor's
+// credential (on an update of one of its tasks, even one an agent retries
+// late) never ends a newer one's.
+func grantOwner(id string, gen int) string { return id + "#" + strconv.Itoa(gen) }
+
+// mesosTaskID is the Mesos task id of Flint task id: the number, tagged as
+// the executor ids are (a predecessor's live tasks have the plain numbers).
+func (b *Backend) mesosTaskID(id uint64) string { return b.idPrefix + strconv.FormatUint(id, 10) }
 
 // group is the offers of one agent in a launch round.
 type group struct {
@@ -32,10 +56,13 @@ type group struct {
 	since         time.Time // oldest hold among the offers
 	rest          mesos.Resources
 	exec          *mesos.ExecutorInfo
+	gen           int // the generation of exec (agentExec.gen)
 	newExec       bool
 	slots         int
+	shortCPUs     float64 // cpus of the agent's last slot beside the executor's share (0: none)
 	unfit         string
-	capped        bool // fit, but flint.cores.max left no room
+	filter        placement.Filtered // placement's reason for the group's unused offers
+	capped        bool               // fit, but flint.cores.max left no room
 	tasks         []mesos.TaskInfo
 	mtasks        []*mtask
 	bytes         int // task data in tasks
@@ -47,188 +74,331 @@ type group struct {
 // making the whole call fail, again and again.
 const acceptBudget = 12 << 20
 
-// launchRound offers the held offers plus fresh ones to the driver as one
-// WorkerOffer per agent, launches what it returns, and holds or declines
-// the rest. Rounds are serialized, so an offer is never used twice.
-func (b *Backend) launchRound(fresh []mesos.Offer) {
+// offersIn holds fresh offers (declining those whose agent fails the
+// constraints) and reports the agents' new capacity to the driver loop.
+func (b *Backend) offersIn(fresh []mesos.Offer) {
 	b.round.Lock()
 	defer b.round.Unlock()
 	now := time.Now()
+	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
+	var unmet []placement.Filtered
 	b.mu.Lock()
-	conn, stopping := b.conn, b.stopping
-	var groups []*group
-	byAgent := map[string]*group{}
-	add := func(o mesos.Offer, since time.Time) {
-		g := byAgent[o.AgentID.Value]
-		if g == nil {
-			g = &group{agentID: o.AgentID.Value, host: o.Hostname, since: since}
-			byAgent[g.agentID] = g
-			groups = append(groups, g)
-		}
-		g.offers = append(g.offers, o)
-		g.rest = append(g.rest, o.Resources...)
-		if since.Before(g.since) {
-			g.since = since
-		}
-	}
-	for id, h := range b.held {
-		delete(b.held, id)
-		add(h.offer, h.since)
-	}
-	b.mu.Unlock()
-	var declines = map[mesosconn.DeclineReason][]mesos.OfferID{}
-	unmet := map[string]string{}
+	conn := b.conn
 	for _, o := range fresh {
 		if err := b.set.constraints.Check(o.Attributes); err != nil {
 			why := fmt.Sprintf("flint.mesos.constraints %q unmet: %v", b.set.constraints.String(), err)
 			b.log.Debugf("fine: offer %s from %s declined: %s", o.ID.Value, o.Hostname, why)
 			declines[mesosconn.DeclineUnmetConstraint] = append(declines[mesosconn.DeclineUnmetConstraint], o.ID)
-			unmet[agentName(o.AgentID.Value, o.Hostname)] = why
+			b.diag.unfit[agentName(o.AgentID.Value, o.Hostname)] = why
+			unmet = append(unmet, placement.Filtered{OfferID: o.ID.Value, AgentID: o.AgentID.Value, Host: o.Hostname,
+				Reason: placement.ConstraintUnmet, Detail: why})
 			continue
 		}
-		add(o, now)
+		b.held[o.ID.Value] = &heldOffer{offer: o, since: now}
 	}
 	if len(fresh) > 0 {
-		b.mu.Lock()
 		b.diag.offersSeen = true
-		for a, why := range unmet {
-			b.diag.unfit[a] = why
-		}
-		b.mu.Unlock()
+		b.diag.unmet = unmet
 	}
+	b.mu.Unlock()
 	if conn == nil {
 		return
 	}
-	if stopping {
-		for _, g := range groups {
-			declines[mesosconn.DeclineShuttingDown] = append(declines[mesosconn.DeclineShuttingDown], offerIDs(g.offers)...)
-		}
-		b.decline(conn, declines)
-		return
-	}
-	sort.Slice(groups, func(i, j int) bool { return groups[i].agentID < groups[j].agentID })
-	wants := b.d.WantsOffers()
-	if wants && len(groups) > 0 {
-		b.assign(groups)
-		b.noteFit(groups, now)
-	}
-	b.launch(conn, groups)
-	b.holdOrDecline(groups, wants, now, declines)
+	b.resize(now, declines)
 	b.decline(conn, declines)
 	b.updateDemand()
 }
 
-// assign asks the driver for tasks on the groups' WorkerOffers and turns
-// them into TaskInfos.
-func (b *Backend) assign(groups []*group) {
-	var wos []scheduler.WorkerOffer
-	byExec := map[string]*group{}
-	b.mu.Lock()
-	for _, g := range groups {
-		b.sizeLocked(g)
-	}
-	b.capLocked(groups)
-	for _, g := range groups {
-		if g.slots > 0 {
-			id := executorID(g.agentID)
-			byExec[id] = g
-			wos = append(wos, scheduler.WorkerOffer{ExecutorID: id, Host: g.host, Cores: g.slots * b.set.taskCPUs})
+// groupsLocked groups the held offers by agent, sorted by agent id; the
+// offers stay held. b.mu must be held.
+func (b *Backend) groupsLocked() []*group {
+	var groups []*group
+	byAgent := map[string]*group{}
+	for _, h := range b.held {
+		o := h.offer
+		g := byAgent[o.AgentID.Value]
+		if g == nil {
+			g = &group{agentID: o.AgentID.Value, host: o.Hostname, since: h.since}
+			byAgent[g.agentID] = g
+			groups = append(groups, g)
+		}
+		g.offers = append(g.offers, o)
+		g.rest = append(g.rest, o.Resources...)
+		if h.since.Before(g.since) {
+			g.since = h.since
 		}
 	}
-	b.mu.Unlock()
-	if len(wos) == 0 {
+	sort.Slice(groups, func(i, j int) bool { return groups[i].agentID < groups[j].agentID })
+	for _, g := range groups {
+		sort.Slice(g.offers, func(i, j int) bool { return g.offers[i].ID.Value < g.offers[j].ID.Value })
+	}
+	return groups
+}
+
+// resize works out what every agent's held offers can run, declines the
+// offers that fit no task (or all of them, stopping), and reports each
+// agent's executor capacity to the driver loop when it changed: its held
+// task slots plus the cpus of its live tasks (so that the loop, which
+// counts the cores of attempts it launched until their terminal update,
+// sees the held slots free). Callers hold b.round.
+func (b *Backend) resize(now time.Time, declines map[mesosconn.DeclineReason][]mesos.OfferID) {
+	b.mu.Lock()
+	groups := b.groupsLocked()
+	if b.stopping {
+		for _, g := range groups {
+			declines[mesosconn.DeclineShuttingDown] = append(declines[mesosconn.DeclineShuttingDown], offerIDs(g.offers)...)
+			b.unholdLocked(g)
+		}
+		b.mu.Unlock()
 		return
 	}
-	descs := b.d.ResourceOffers(wos)
+	b.planLocked(groups, true)
+	b.noteFitLocked(groups, now)
+	b.diag.filtered = b.diag.filtered[:0]
+	for _, g := range groups {
+		if g.filter.Reason != placement.Used {
+			b.diag.filtered = append(b.diag.filtered, g.filter)
+		}
+	}
+	slots := map[string]int{}
+	for _, g := range groups {
+		if g.unfit != "" {
+			b.log.Debugf("fine: offers from %s do not fit: %s", g.host, g.unfit)
+			declines[mesosconn.DeclineUnfit] = append(declines[mesosconn.DeclineUnfit], offerIDs(g.offers)...)
+			b.unholdLocked(g)
+			continue
+		}
+		slots[g.agentID] = g.slots
+	}
+	ups := b.capacityLocked(slots)
+	b.mu.Unlock()
+	for _, a := range ups {
+		b.d.ExecutorUp(a.id, a.host, a.reported)
+	}
+}
+
+// capacityLocked updates the agents' reported capacity; it returns those
+// to report.
+func (b *Backend) capacityLocked(slots map[string]int) []agentExec {
+	var ups []agentExec
+	for _, id := range slices.Sorted(maps.Keys(b.agents)) {
+		a := b.agents[id]
+		c := slots[id]*b.set.taskCPUs + a.liveCPUs
+		if c == a.reported && (a.added || c == 0) {
+			continue
+		}
+		a.added, a.reported = true, c
+		ups = append(ups, *a)
+	}
+	return ups
+}
+
+func (b *Backend) unholdLocked(g *group) {
+	for _, o := range g.offers {
+		delete(b.held, o.ID.Value)
+	}
+}
+
+// launchTasks launches the tasks the driver loop placed on the agents'
+// held offers: one ACCEPT per agent with all its offers. A task whose
+// agent's offers are gone meanwhile (declined, rescinded, used) is
+// reported lost, after the agent's new capacity, so the driver retries it
+// elsewhere without counting a failure.
+func (b *Backend) launchTasks(descs []*flintpb.TaskDescription) {
+	b.round.Lock()
+	defer b.round.Unlock()
+	now := time.Now()
+	b.mu.Lock()
+	conn := b.conn
+	all := b.groupsLocked()
+	byAgent := map[string]*group{}
+	var groups []*group
 	var dead, full []*flintpb.TaskDescription
 	for _, td := range descs {
-		g := byExec[td.ExecutorId]
+		agent := b.agentOf(td.ExecutorId)
+		g := byAgent[agent]
 		if g == nil {
+			if i := slices.IndexFunc(all, func(g *group) bool { return g.agentID == agent }); i >= 0 && !b.stopping {
+				g = all[i]
+				b.planLocked([]*group{g}, false)
+				b.unholdLocked(g)
+				byAgent[agent] = g
+				groups = append(groups, g)
+			}
+		}
+		if g == nil || g.exec == nil {
 			dead = append(dead, td)
 			continue
 		}
-		cpus := int(td.Cpus)
-		if cpus <= 0 {
-			cpus = b.set.taskCPUs
-		}
-		taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: float64(cpus)})
-		data, err := td.Marshal()
-		if !ok || err != nil {
+		switch b.addTaskLocked(g, td) {
+		case noRoom:
 			dead = append(dead, td)
-			continue
-		}
-		if len(g.tasks) > 0 && g.bytes+len(data) > acceptBudget {
+		case overBudget:
 			full = append(full, td)
-			continue
 		}
-		g.rest, g.bytes = rest, g.bytes+len(data)
-		g.tasks = append(g.tasks, mesos.TaskInfo{
-			Name:   fmt.Sprintf("flint task %d (job %d stage %d index %d attempt %d)", td.TaskId, td.JobId, td.StageId, td.Index, td.Attempt),
-			TaskID: mesos.TaskID{Value: mesosTaskID(td.TaskId)}, AgentID: mesos.AgentID{Value: g.agentID},
-			Resources: taken, Executor: g.exec, Data: data,
-		})
-		g.mtasks = append(g.mtasks, &mtask{flintID: td.TaskId, attempt: td.Attempt, agentID: g.agentID, execID: td.ExecutorId, cpus: cpus})
 	}
+	for _, g := range groups {
+		b.registerLocked(g)
+	}
+	b.mu.Unlock()
+	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
+	b.resize(now, declines)
 	b.reportLost(dead, "no offer of the backend matched the executor the driver chose")
 	b.reportLost(full, fmt.Sprintf("the launch call for its offer already carries %d MiB of task data; it runs with a later offer", acceptBudget>>20))
+	if conn != nil {
+		b.launch(conn, groups)
+		b.decline(conn, declines)
+	}
 }
 
-// sizeLocked works out the executor and the task slots of a group: a new
-// executor's own cpus and memory come out of the offers first.
-func (b *Backend) sizeLocked(g *group) {
-	id := executorID(g.agentID)
-	known := false
-	for _, o := range g.offers {
-		for _, e := range o.ExecutorIDs {
-			known = known || e.Value == id
-		}
+// addResult is whether a task joined its agent's ACCEPT.
+type addResult int
+
+const (
+	added      addResult = iota
+	noRoom               // its cpus are not in the offers (or it cannot be encoded)
+	overBudget           // the call already carries acceptBudget of task data
+)
+
+// addTaskLocked adds a task to an agent's ACCEPT.
+func (b *Backend) addTaskLocked(g *group, td *flintpb.TaskDescription) addResult {
+	cpus := int(td.Cpus)
+	if cpus <= 0 {
+		cpus = b.set.taskCPUs
 	}
+	taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: float64(cpus)})
+	short := false
+	if !ok && g.shortCPUs > 0 && cpus == b.set.taskCPUs {
+		// The agent's last slot: the task runs on what the executor's share
+		// leaves of its cpus (placement.AgentSlots.ShortCPUs).
+		taken, rest, ok = mesosconn.Take(g.rest, mesosconn.Want{CPUs: g.shortCPUs})
+		short = ok
+	}
+	data, err := td.Marshal()
+	if !ok || err != nil {
+		return noRoom
+	}
+	if len(g.tasks) > 0 && g.bytes+len(data) > acceptBudget {
+		return overBudget
+	}
+	g.rest, g.bytes = rest, g.bytes+len(data)
+	g.tasks = append(g.tasks, mesos.TaskInfo{
+		Name:   fmt.Sprintf("flint task %d (job %d stage %d index %d attempt %d)", td.TaskId, td.JobId, td.StageId, td.Index, td.Attempt),
+		TaskID: mesos.TaskID{Value: b.mesosTaskID(td.TaskId)}, AgentID: mesos.AgentID{Value: g.agentID},
+		Resources: taken, Executor: g.exec, Data: data,
+	})
+	if short {
+		g.shortCPUs = 0
+	}
+	g.mtasks = append(g.mtasks, &mtask{flintID: td.TaskId, attempt: td.Attempt, agentID: g.agentID, execID: td.ExecutorId, gen: g.gen, cpus: cpus, short: short,
+		reused: !g.newExec})
+	return added
+}
+
+// registerLocked makes a group's tasks live before its ACCEPT is sent, so
+// that their status updates find them.
+func (b *Backend) registerLocked(g *group) {
 	a := b.agents[g.agentID]
-	if a == nil {
-		a = &agentExec{id: id, host: g.host}
-		b.agents[g.agentID] = a
+	for _, t := range g.mtasks {
+		b.tasks[b.mesosTaskID(t.flintID)] = t
+		a.live++
+		a.liveCPUs += t.cpus
+		if t.short {
+			a.shortLive++
+		}
 	}
-	if known && a.info != nil {
-		g.exec = a.info
-	} else {
-		cpus, mem := mesosconn.Scalar(g.rest, "cpus"), mesosconn.Scalar(g.rest, "mem")
-		var short []string
-		if need := b.set.execCPUs + float64(b.set.taskCPUs); cpus+1e-9 < need {
-			short = append(short, fmt.Sprintf("cpus %s < %s needed (flint.task.cpus + flint.mesos.mesosExecutor.cores)", cpuString(cpus), cpuString(need)))
+	b.launched += uint64(len(g.mtasks))
+	if len(g.mtasks) > 0 {
+		a.started = true
+		if g.newExec {
+			a.genUsed = true
+			if n := len(a.launched); n == 0 || a.launched[n-1] != a.gen {
+				a.launched = append(a.launched, a.gen)
+			}
 		}
-		if mem+1e-9 < b.set.execMemMB {
-			short = append(short, fmt.Sprintf("mem %g MiB < %g MiB needed (flint.executor.memory + flint.mesos.executor.memoryOverhead)", mem, b.set.execMemMB))
-		}
-		if len(short) > 0 {
-			g.unfit = strings.Join(short, ", ")
-			return
-		}
-		taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: b.set.execCPUs, MemMB: b.set.execMemMB})
-		if !ok {
-			g.unfit = fmt.Sprintf("resources %s cannot cover the executor (cpus %g, mem %g MiB)", g.rest.String(), b.set.execCPUs, b.set.execMemMB)
-			return
-		}
-		g.rest, g.newExec = rest, true
-		g.exec = b.executorInfo(id, taken)
-		a.info = g.exec
-	}
-	g.slots = int(math.Floor(mesosconn.Scalar(g.rest, "cpus")+1e-9)) / b.set.taskCPUs
-	a.cpus = g.slots * b.set.taskCPUs
-	if g.slots == 0 {
-		g.unfit = fmt.Sprintf("cpus %s < %d needed (flint.task.cpus) beside the running executor", cpuString(mesosconn.Scalar(g.rest, "cpus")), b.set.taskCPUs)
 	}
 }
 
-// cpuString prints cpus with at least one decimal ("1.0", "2.1", "0.25").
-func cpuString(v float64) string {
-	s := strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
+// planLocked works out every group's executor and task slots with the
+// shared, pure placement (placement.Slots): a new executor's own cpus and
+// memory come out of the offers first; with capped, flint.cores.max cuts
+// the slots one per agent in turn. Then it applies the plan: a new
+// executor's resources are taken out of the group's offers.
+func (b *Backend) planLocked(groups []*group, capped bool) {
+	now := b.now()
+	req := placement.SlotRequest{TaskCPUs: b.set.taskCPUs, ExecCPUs: b.set.execCPUs, ExecMemMB: b.set.execMemMB,
+		CoresMax: math.Inf(1), HeldCPUs: b.heldCPUsLocked(), Backoff: b.backoff.Until(now), Now: now}
+	if capped {
+		req.CoresMax = b.set.coresMax
 	}
-	return s
+	for _, g := range groups {
+		id := b.executorID(g.agentID)
+		known := false
+		for _, o := range g.offers {
+			for _, e := range o.ExecutorIDs {
+				known = known || e.Value == id
+			}
+		}
+		a := b.agents[g.agentID]
+		if a == nil {
+			a = &agentExec{id: id, host: g.host, lastExited: -1}
+			b.agents[g.agentID] = a
+		}
+		req.Agents = append(req.Agents, placement.AgentOffers{AgentID: g.agentID, Host: g.host,
+			CPUs: mesosconn.Scalar(g.rest, "cpus"), MemMB: mesosconn.Scalar(g.rest, "mem"), ExecutorRunning: known && a.info != nil && !a.exited,
+			ShareTaken: a.shortLive > 0})
+	}
+	plan := placement.Slots(req)
+	for i, g := range groups {
+		s, a := plan.Agents[i], b.agents[g.agentID]
+		g.filter = s.Filter
+		if s.Filter.Reason.Unfit() {
+			g.unfit = s.Filter.Detail
+			continue
+		}
+		if !s.NewExecutor {
+			g.exec, g.gen = a.info, a.gen
+		} else {
+			taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: b.set.execCPUs, MemMB: b.set.execMemMB})
+			if !ok {
+				g.unfit = fmt.Sprintf("resources %s cannot cover the executor (cpus %g, mem %g MiB)", g.rest.String(), b.set.execCPUs, b.set.execMemMB)
+				g.filter = placement.Filtered{AgentID: g.agentID, Host: g.host, Reason: placement.ResourcesShort, Detail: g.unfit}
+				continue
+			}
+			g.rest, g.newExec = rest, true
+			if a.genUsed { // the last ExecutorInfo was launched: a new executor is a new generation
+				a.gen, a.genUsed, a.up, a.lossSeen = a.gen+1, false, false, false
+			}
+			a.exited = false // this launch starts the executor again
+			g.exec, g.gen = b.executorInfo(b.executorID(g.agentID), a.gen, taken), a.gen
+			a.info = g.exec
+		}
+		g.slots, g.shortCPUs = s.Slots, s.ShortCPUs
+		a.cpus = s.Fits * b.set.taskCPUs
+		g.capped = s.Slots == 0 && s.Filter.Reason == placement.CoresCapReached
+	}
 }
 
 func agentName(id, host string) string { return fmt.Sprintf("agent %s (%s)", id, host) }
+
+// exitedLocked attributes a FAILURE of an agent's executor to the oldest
+// generation launched there whose exit was not reported yet: an agent
+// runs one executor under an id at a time and reports their exits in
+// order, while the next generation may already be launched (on offers
+// held since before the last one's launch, which never listed it). It
+// records the generation in lastExited (-1: none) for the handlers after
+// it and returns it.
+func (b *Backend) exitedLocked(agentID string) int {
+	a := b.agents[agentID]
+	if a == nil {
+		return -1
+	}
+	a.lastExited = -1
+	if len(a.launched) > 0 {
+		a.lastExited, a.launched = a.launched[0], a.launched[1:]
+	}
+	return a.lastExited
+}
 
 // heldCPUsLocked is what the application holds: its live tasks' cpus and
 // the running executors' own cpus.
@@ -238,56 +408,16 @@ func (b *Backend) heldCPUsLocked() float64 {
 		held += float64(t.cpus)
 	}
 	for _, a := range b.agents {
-		if a.added {
+		if a.started {
 			held += b.set.execCPUs
 		}
 	}
 	return held
 }
 
-// capLocked cuts the groups' slots so that the cpus of live tasks and
-// executors plus those offered now stay within flint.cores.max: one slot
-// per group in turn, a new executor's own cpus charged with its first
-// slot.
-func (b *Backend) capLocked(groups []*group) {
-	if math.IsInf(b.set.coresMax, 1) {
-		return
-	}
-	room := b.set.coresMax - b.heldCPUsLocked()
-	allowed := make([]int, len(groups))
-	for progress := true; progress; {
-		progress = false
-		for i, g := range groups {
-			if allowed[i] >= g.slots {
-				continue
-			}
-			cost := float64(b.set.taskCPUs)
-			if g.newExec && allowed[i] == 0 {
-				cost += b.set.execCPUs
-			}
-			if cost > room+1e-9 {
-				continue
-			}
-			room -= cost
-			allowed[i]++
-			progress = true
-		}
-	}
-	for i, g := range groups {
-		if allowed[i] < g.slots {
-			if allowed[i] == 0 {
-				g.capped = true
-			}
-			g.slots = allowed[i]
-		}
-	}
-}
-
-// noteFit records, for the no-fit error, whether any offer could hold a
-// task this round and why the others could not.
-func (b *Backend) noteFit(groups []*group, now time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// noteFitLocked records, for the no-fit error, whether any offer could
+// hold a task and why the others could not.
+func (b *Backend) noteFitLocked(groups []*group, now time.Time) {
 	for _, g := range groups {
 		name := agentName(g.agentID, g.host)
 		switch {
@@ -295,7 +425,7 @@ func (b *Backend) noteFit(groups []*group, now time.Time) {
 			b.diag.lastFit = now
 			delete(b.diag.unfit, name)
 		case g.capped:
-			b.diag.unfit[name] = fmt.Sprintf("flint.cores.max=%d reached (%s cpus held by tasks and executors)", int(b.set.coresMax), cpuString(b.heldCPUsLocked()))
+			b.diag.unfit[name] = fmt.Sprintf("flint.cores.max=%d reached (%s cpus held by tasks and executors)", int(b.set.coresMax), placement.CPUString(b.heldCPUsLocked()))
 		case g.unfit != "":
 			b.diag.unfit[name] = g.unfit
 		}
@@ -307,9 +437,14 @@ func (b *Backend) noteFit(groups []*group, now time.Time) {
 // that could hold one, naming what the offers lacked — instead of a silent
 // hang.
 func (b *Backend) checkNoFit(now time.Time) {
-	wants := b.d.WantsOffers()
 	b.mu.Lock()
-	if !wants || len(b.tasks) > 0 || b.stopping {
+	if b.ended != "" && b.demand.Waiting && !b.stopping {
+		reason := b.ended
+		b.mu.Unlock()
+		b.d.Abort(reason)
+		return
+	}
+	if !b.demand.Waiting || len(b.tasks) > 0 || b.stopping {
 		b.diag.waitSince = time.Time{}
 		b.mu.Unlock()
 		return
@@ -347,64 +482,51 @@ func (b *Backend) checkNoFit(now time.Time) {
 	b.d.Abort(reason)
 }
 
-// launch sends each group's tasks in one ACCEPT of its offers.
+// launch sends each group's tasks in one ACCEPT of its offers. A failed
+// call takes its tasks back (capacity first, then their loss).
 func (b *Backend) launch(conn *mesosconn.Conn, groups []*group) {
 	for _, g := range groups {
 		if len(g.tasks) == 0 {
 			continue
 		}
-		b.mu.Lock()
-		a := b.agents[g.agentID]
-		for _, t := range g.mtasks {
-			b.tasks[mesosTaskID(t.flintID)] = t
-		}
-		a.live += len(g.mtasks)
-		b.launched += uint64(len(g.mtasks))
-		announce := !a.added
-		a.added = true
-		b.mu.Unlock()
-		if announce {
-			b.d.ExecutorAdded(a.id, g.host, a.cpus)
-		}
 		if g.newExec {
-			b.log.WithFields(logrus.Fields{"executor": a.id, "agent": g.agentID}).Infof(
-				"fine: starting executor %s on %s with %d task(s), binary %s", a.id, g.host, len(g.tasks), b.exeLog)
+			b.log.WithFields(logrus.Fields{"executor": b.executorID(g.agentID), "agent": g.agentID}).Debugf(
+				"fine: starting executor %s on %s with %d task(s), binary %s", b.executorID(g.agentID), g.host, len(g.tasks), b.exeLog)
 		}
 		if err := conn.Launch(offerIDs(g.offers), g.tasks); err != nil {
 			b.log.Warnf("fine: launch %d task(s) on %s: %v", len(g.tasks), g.host, err)
 			b.mu.Lock()
+			a := b.agents[g.agentID]
 			var dead []*flintpb.TaskDescription
 			for _, t := range g.mtasks {
-				if b.tasks[mesosTaskID(t.flintID)] == t {
-					delete(b.tasks, mesosTaskID(t.flintID))
+				if b.tasks[b.mesosTaskID(t.flintID)] == t {
+					delete(b.tasks, b.mesosTaskID(t.flintID))
 					a.live--
+					a.liveCPUs -= t.cpus
+					if t.short {
+						a.shortLive--
+					}
 					dead = append(dead, &flintpb.TaskDescription{TaskId: t.flintID, Attempt: t.attempt, ExecutorId: t.execID})
 				}
 			}
 			b.mu.Unlock()
+			b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 			b.reportLost(dead, "the launch call failed: "+err.Error())
 		}
 	}
 }
 
-// holdOrDecline keeps unused offers for flint.mesos.fine.offerHoldTime and
-// declines them after that.
-func (b *Backend) holdOrDecline(groups []*group, wants bool, now time.Time, declines map[mesosconn.DeclineReason][]mesos.OfferID) {
+// expire declines held offers whose hold time passed, with the filter of
+// why they were not used. Callers hold b.round.
+func (b *Backend) expire(now time.Time) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	conn, wants := b.conn, b.demand.Waiting
+	groups := b.groupsLocked()
+	b.planLocked(groups, true)
+	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
+	expired := false
 	for _, g := range groups {
-		if len(g.tasks) > 0 {
-			continue
-		}
-		if g.unfit != "" {
-			b.log.Debugf("fine: offers from %s do not fit: %s", g.host, g.unfit)
-			declines[mesosconn.DeclineUnfit] = append(declines[mesosconn.DeclineUnfit], offerIDs(g.offers)...)
-			continue
-		}
 		if now.Sub(g.since) < b.set.holdTime {
-			for _, o := range g.offers {
-				b.held[o.ID.Value] = &heldOffer{offer: o, since: g.since}
-			}
 			continue
 		}
 		reason := mesosconn.DeclineNoDemand
@@ -415,7 +537,15 @@ func (b *Backend) holdOrDecline(groups []*group, wants bool, now time.Time, decl
 			reason = mesosconn.DeclineUnfit
 		}
 		declines[reason] = append(declines[reason], offerIDs(g.offers)...)
+		b.unholdLocked(g)
+		expired = true
 	}
+	b.mu.Unlock()
+	if !expired || conn == nil {
+		return
+	}
+	b.resize(now, declines)
+	b.decline(conn, declines)
 }
 
 func (b *Backend) decline(conn *mesosconn.Conn, declines map[mesosconn.DeclineReason][]mesos.OfferID) {
@@ -426,7 +556,7 @@ func (b *Backend) decline(conn *mesosconn.Conn, declines map[mesosconn.DeclineRe
 	}
 }
 
-// declineHeld declines held offers that match.
+// declineHeld declines held offers that match. Callers hold b.round.
 func (b *Backend) declineHeld(match func(*heldOffer) bool, reason mesosconn.DeclineReason) {
 	b.mu.Lock()
 	conn := b.conn
@@ -441,38 +571,36 @@ func (b *Backend) declineHeld(match func(*heldOffer) bool, reason mesosconn.Decl
 	if conn != nil && len(ids) > 0 {
 		b.decline(conn, map[mesosconn.DeclineReason][]mesos.OfferID{reason: ids})
 	}
+	b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 }
 
 // executorInfo is the per-agent executor: the Flint binary in the
-// fine-executor role, with Settings in its data.
-func (b *Backend) executorInfo(id string, res mesos.Resources) *mesos.ExecutorInfo {
-	yes, no := true, false
-	uris := []mesos.CommandInfo_URI{{Value: b.exeURI, Executable: &yes, Extract: &no, Cache: &yes}}
-	if b.set.executorURI != "" && driverside.IsArchive(b.set.executorURI) {
-		uris[0].Executable, uris[0].Extract = &no, &yes
-	}
-	for _, u := range b.set.extraURIs {
-		uris = append(uris, mesos.CommandInfo_URI{Value: u})
-	}
+// fine-executor role, with Settings in its data. Its binary's fetch
+// credential belongs to generation gen of executor id (grantOwner).
+func (b *Backend) executorInfo(id string, gen int, res mesos.Resources) *mesos.ExecutorInfo {
+	no := false
+	uris := b.exe.URIs(grantOwner(id, gen), b.set.extraURIs)
 	cmd, name, source := b.set.command, "flint fine executor", "flint"
 	return &mesos.ExecutorInfo{
 		Type: mesos.ExecutorInfo_CUSTOM, ExecutorID: mesos.ExecutorID{Value: id}, Name: &name,
 		Source: &source, Resources: res, Data: b.settingsData(id),
-		Command: &mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
-			Environment: &mesos.Environment{Variables: b.environment()}},
+		Command: b.set.launch.RunAs(&mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
+			Environment: &mesos.Environment{Variables: b.environment()}}),
+		Container: b.set.launch.Container(),
 	}
 }
 
 // settingsData is executor id's Settings; its result server secret is the
 // executor's own (resultSecret), not the application's.
 func (b *Backend) settingsData(id string) []byte {
-	data, err := fineexec.Settings{
-		TaskCPUs: b.set.taskCPUs, MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
-		Secret: resultSecret(b.secret, id), DriverHost: b.driverHost, IdleTimeout: b.set.idleTimeout,
-		LogLevel: b.set.logLevel, LogFormat: b.set.logFormat, DriverID: b.frameworkID, TLS: b.set.tls,
-	}.Encode()
+	data, err := contract.EncodeSettings(&flintpb.ExecutorSettings{
+		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
+		ResultSecret: resultSecret(b.secret, id), DriverHost: b.driverHost, IdleTimeoutNanos: int64(b.set.idleTimeout),
+		LogLevel: b.set.logLevel, LogFormat: b.set.logFormat, DriverId: b.frameworkID, ResultsTls: b.set.tls,
+		Shuffle: b.shuffleProps, JobSettings: b.jobProps.Settings, JobSecrets: b.jobProps.Secrets,
+	})
 	if err != nil {
-		panic("fine: settings built from validated configuration are invalid: " + err.Error())
+		panic("fine: " + err.Error())
 	}
 	return data
 }
@@ -483,21 +611,11 @@ func (b *Backend) environment() []mesos.Environment_Variable {
 	for k, v := range b.set.env {
 		env[k] = v
 	}
-	env["FLINT_ROLE"] = fineexec.Role
-	env["FLINT_USER"] = b.user
-	env[fineexec.EnvLogLevel] = b.set.logLevel
-	env[fineexec.EnvLogFormat] = b.set.logFormat
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	vars := make([]mesos.Environment_Variable, 0, len(keys))
-	for _, k := range keys {
-		v := env[k]
-		vars = append(vars, mesos.Environment_Variable{Name: k, Value: &v})
-	}
-	return vars
+	env[contract.EnvRole] = contract.RoleFine
+	env[contract.EnvUser] = b.set.launch.TaskUser(b.user)
+	env[contract.EnvLogLevel] = b.set.logLevel
+	env[contract.EnvLogFormat] = b.set.logFormat
+	return b.set.launch.Environment(env)
 }
 
 func offerIDs(os []mesos.Offer) []mesos.OfferID {
@@ -511,46 +629,93 @@ func offerIDs(os []mesos.Offer) []mesos.OfferID {
 // reportLost tells the driver that tasks it chose never reached Mesos.
 func (b *Backend) reportLost(dead []*flintpb.TaskDescription, why string) {
 	for _, td := range dead {
-		b.d.StatusUpdate(&flintpb.StatusUpdate{TaskId: td.TaskId, Attempt: td.Attempt, ExecutorId: td.ExecutorId,
-			State: flintpb.TaskState_TASK_LOST, TimestampUnixNano: time.Now().UnixNano(),
-			Failure: &flintpb.TaskFailure{Kind: flintpb.FailureKind_EXECUTOR_LOST, Message: fmt.Sprintf("fine: task %d not launched: %s", td.TaskId, why)}})
+		b.d.StatusUpdate(&backend.StatusUpdate{TaskID: td.TaskId, Attempt: int(td.Attempt), ExecutorID: td.ExecutorId,
+			State: scheduler.Lost, Failure: &scheduler.Failure{Kind: scheduler.ExecutorLost, Message: fmt.Sprintf("fine: task %d not launched: %s", td.TaskId, why)}})
 	}
 }
 
 // updateDemand asks Mesos for offers while the driver has tasks waiting.
 func (b *Backend) updateDemand() {
 	b.mu.Lock()
-	conn, stopping := b.conn, b.stopping
+	conn, want := b.conn, !b.stopping && b.demand.Waiting
 	b.mu.Unlock()
 	if conn != nil {
-		conn.SetDemand(!stopping && b.d.WantsOffers())
+		conn.SetDemand(want)
 	}
 }
 
-// loop uses held offers when the driver has new tasks and declines held
-// offers whose hold time passed.
-func (b *Backend) loop() {
+// Apply implements backend.Backend: the batch is queued for the
+// backend's worker, which carries batches out one at a time in order —
+// kills and releases, then launches (each an ACCEPT call to the master),
+// so a kill never overtakes its launch — without blocking the driver loop.
+func (b *Backend) Apply(batch backend.Batch) {
+	b.mu.Lock()
+	if b.workerGone {
+		b.mu.Unlock()
+		return
+	}
+	b.batches = append(b.batches, batch)
+	first := len(b.batches) == 1
+	b.mu.Unlock()
+	if first {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// worker applies the driver loop's batches until Stop, then those still
+// queued.
+func (b *Backend) worker() {
 	defer close(b.loopDone)
-	every := min(max(b.set.holdTime/4, 10*time.Millisecond), 250*time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
 		select {
-		case <-b.stopCh:
-			return
 		case <-b.wake:
-			b.launchRound(nil)
-		case now := <-t.C:
-			b.checkNoFit(now)
-			if b.d.WantsOffers() {
-				// Re-offer held offers: locality waits expire without new events.
-				b.launchRound(nil)
-				continue
-			}
-			b.round.Lock()
-			b.declineHeld(func(h *heldOffer) bool { return now.Sub(h.since) >= b.set.holdTime }, mesosconn.DeclineNoDemand)
-			b.round.Unlock()
-			b.updateDemand()
+		case <-b.stopCh:
+			b.mu.Lock()
+			b.workerGone = true
+			b.mu.Unlock()
+			b.applyQueued()
+			return
 		}
+		b.applyQueued()
+	}
+}
+
+func (b *Backend) applyQueued() {
+	b.mu.Lock()
+	q := b.batches
+	b.batches = nil
+	b.mu.Unlock()
+	for i := range q {
+		b.applyBatch(&q[i])
+	}
+}
+
+func (b *Backend) applyBatch(batch *backend.Batch) {
+	for _, k := range batch.Kills {
+		b.kill(k.TaskID, k.ExecutorID, k.Reason)
+	}
+	for _, r := range batch.Releases {
+		b.releaseResult(r.ExecutorID, r.BlockID)
+	}
+	if len(batch.ShuffleReleases) > 0 {
+		b.releaseShuffles(batch.ShuffleReleases)
+	}
+	if len(batch.Launches) > 0 {
+		b.launchTasks(flintconv.TaskDescriptions(batch.Launches))
+	}
+	if batch.Demand != nil {
+		b.mu.Lock()
+		b.demand = *batch.Demand
+		b.mu.Unlock()
+		b.updateDemand()
+	}
+	if batch.Tick {
+		b.checkNoFit(batch.Now)
+		b.round.Lock()
+		b.expire(time.Now())
+		b.round.Unlock()
 	}
 }

@@ -2,6 +2,7 @@ package fine_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -120,10 +121,32 @@ func TestExecutorResubscribesAfterAgentRestart(t *testing.T) {
 	waitFor(t, 10*time.Second, "TASK_RUNNING at the driver", func() bool {
 		return strings.Contains(r.logs.String(), "executor flint-fine-"+agentID+" added")
 	})
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 10*time.Second, "the agent to hold no unacknowledged update", func() bool {
+		var ups []json.RawMessage
+		b, err := os.ReadFile(filepath.Join(cfg.WorkDir, "meta/slaves", agentID, "updates.json"))
+		return err == nil && json.Unmarshal(b, &ups) == nil && len(ups) == 0
+	})
 
 	a1.stop()
-	time.Sleep(500 * time.Millisecond) // the executor sees the agent gone and keeps re-subscribing
+	// The executor sees the agent gone and keeps re-subscribing: it dials
+	// the agent's address again, where the test listens meanwhile.
+	ln, err := net.Listen("tcp", a1.cfg.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redial := make(chan struct{})
+	go func() {
+		if conn, err := ln.Accept(); err == nil {
+			conn.Close()
+			close(redial)
+		}
+	}()
+	select {
+	case <-redial:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the executor never tried to re-subscribe")
+	}
+	ln.Close()
 	if !alive(execPID) {
 		t.Fatalf("executor %d exited when its checkpointing agent stopped", execPID)
 	}

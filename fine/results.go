@@ -10,11 +10,15 @@ import (
 	"net/http"
 	"time"
 
-	fineexec "github.com/flint-mesos/flint/executor/fine"
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
-// FetchResult implements framework.Backend: the block is fetched from the
+// FetchResult implements backend.Backend: the block is fetched from the
 // result server of the executor that kept it (its URL came with the
 // task's terminal update).
 func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error) {
@@ -28,7 +32,7 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 	if err != nil {
 		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %w", blockID, executorID, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ref.url+fineexec.ResultPath+blockID, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ref.url+contract.ResultPath+blockID, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fine: fetch result %s: %w", blockID, err)
 	}
@@ -56,9 +60,37 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 	return data, nil
 }
 
-// ReleaseResult implements framework.Backend: the executor is told to drop
+// ReleaseResult implements backend.Backend: the executor is told to drop
 // the block, in the background.
-func (b *Backend) ReleaseResult(executorID, blockID string) {
+// releaseShuffles sends the releases as framework messages to the Flint
+// executor of every agent that started one (shuffleenv's release
+// messages): it deletes the outputs and, holding none, may exit on idle.
+// Best effort: an executor that is gone took its files with it.
+func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
+	type target struct{ agentID, executorID string }
+	var ts []target
+	b.mu.Lock()
+	conn := b.conn
+	for agentID, ae := range b.agents {
+		if ae.started {
+			ts = append(ts, target{agentID, ae.id})
+		}
+	}
+	b.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	for _, t := range ts {
+		for _, r := range rs {
+			msg := shuffleenv.ShuffleReleaseMessage(r.Namespace, r.ShuffleID, r.All)
+			if err := conn.Message(mesos.AgentID{Value: t.agentID}, mesos.ExecutorID{Value: t.executorID}, msg); err != nil {
+				b.log.WithField("executor", t.executorID).Debugf("fine: release shuffle outputs: %v", err)
+			}
+		}
+	}
+}
+
+func (b *Backend) releaseResult(executorID, blockID string) {
 	b.mu.Lock()
 	ref, ok := b.blocks[blockID]
 	delete(b.blocks, blockID)
@@ -74,7 +106,7 @@ func (b *Backend) ReleaseResult(executorID, blockID string) {
 	b.releases.Add(1)
 	go func() {
 		defer b.releases.Done()
-		req, err := http.NewRequest(http.MethodDelete, ref.url+fineexec.ResultPath+blockID, nil)
+		req, err := http.NewRequest(http.MethodDelete, ref.url+contract.ResultPath+blockID, nil)
 		if err != nil {
 			return
 		}

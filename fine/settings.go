@@ -6,19 +6,21 @@ import (
 	"math"
 	"time"
 
-	fineexec "github.com/flint-mesos/flint/executor/fine"
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // settings are the flint.* keys the fine backend reads, validated once.
 type settings struct {
-	taskCPUs        int     // flint.task.cpus
-	execCPUs        float64 // flint.mesos.mesosExecutor.cores
-	execMemMB       float64 // flint.executor.memory + overhead, in MiB
+	launch          driverside.Executor // what every executor launch carries: secrets (SecretEnv, Secrets) and ProxyUser
+	taskCPUs        int                 // flint.task.cpus
+	execCPUs        float64             // flint.mesos.mesosExecutor.cores
+	execMemMB       float64             // flint.executor.memory + overhead, in MiB
 	constraints     constraints.Constraints
 	executorURI     string // flint.executor.uri; "" = serve our own executable
+	executorSHA     string // flint.executor.sha256
 	command         string // flint.mesos.executor.command
 	extraURIs       []string
 	env             map[string]string // flint.executorEnv.*
@@ -35,7 +37,7 @@ type settings struct {
 	logFormat       string
 }
 
-func readSettings(cfg *framework.Config) (settings, error) {
+func readSettings(cfg *config.Config) (settings, error) {
 	s := settings{
 		taskCPUs:        cfg.Int("flint.task.cpus"),
 		execCPUs:        cfg.Float64("flint.mesos.mesosExecutor.cores"),
@@ -57,7 +59,7 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		errs = append(errs, fmt.Errorf("fine: %w", err))
 	}
 	// An UPDATE event must stay well below mesos-go's 4 MiB record limit.
-	s.maxDirectResult = min(max(s.maxDirectResult, 0), fineexec.MaxInlineResult)
+	s.maxDirectResult = min(max(s.maxDirectResult, 0), contract.MaxInlineResult)
 	if s.taskCPUs < 1 {
 		errs = append(errs, fmt.Errorf("fine: flint.task.cpus=%d must be positive", s.taskCPUs))
 	}
@@ -81,7 +83,8 @@ func readSettings(cfg *framework.Config) (settings, error) {
 		}
 	}
 	ex, exErrs := driverside.ReadExecutor(cfg)
-	s.executorURI, s.command, s.extraURIs, s.env = ex.URI, ex.Command, ex.ExtraURIs, ex.Env
+	s.executorURI, s.executorSHA, s.command, s.extraURIs, s.env = ex.URI, ex.SHA256, ex.Command, ex.ExtraURIs, ex.Env
+	s.launch = driverside.Executor{SecretEnv: ex.SecretEnv, Secrets: ex.Secrets, ProxyUser: ex.ProxyUser}
 	s.constraints, s.execMemMB = ex.Constraints, ex.MemMB
 	for _, err := range exErrs {
 		errs = append(errs, fmt.Errorf("fine: %w", err))

@@ -2,13 +2,18 @@ package fine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
-	fineexec "github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/proto/contract"
+	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -27,10 +32,13 @@ func (b *Backend) ready() *mesosconn.Conn {
 
 func (h handler) Subscribed(id string, m mesos.MasterInfo, re bool) {
 	b := h.b
+	b.round.Lock()
 	b.mu.Lock()
 	b.frameworkID = id
 	b.held = map[string]*heldOffer{} // offers of an earlier subscription are void
 	b.mu.Unlock()
+	b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
+	b.round.Unlock()
 	verb := "registered"
 	if re {
 		verb = "re-registered"
@@ -42,13 +50,17 @@ func (h handler) Offers(offers []mesos.Offer) {
 	if h.b.ready() == nil {
 		return
 	}
-	h.b.launchRound(offers)
+	h.b.offersIn(offers)
 }
 
 func (h handler) Rescinded(id mesos.OfferID) {
-	h.b.mu.Lock()
-	delete(h.b.held, id.Value)
-	h.b.mu.Unlock()
+	b := h.b
+	b.round.Lock()
+	defer b.round.Unlock()
+	b.mu.Lock()
+	delete(b.held, id.Value)
+	b.mu.Unlock()
+	b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 }
 
 // Update maps a Mesos task status to the driver's (see the package doc).
@@ -59,32 +71,116 @@ func (h handler) Update(st mesos.TaskStatus) {
 	b.mu.Lock()
 	t := b.tasks[id]
 	if t == nil {
+		stopping := b.stopping
 		b.mu.Unlock()
+		if !terminal(state) && !stopping {
+			b.endUnknown(st)
+			return
+		}
 		b.log.Debugf("fine: ignoring %s for task %s: not a live task of this driver (duplicate or unknown)", state, id)
 		return
+	}
+	refused, next := b.launchOutcomeLocked(t, st)
+	if refused > 0 {
+		why, _, _ := strings.Cut(describe(st), "\n") // its first line: a dead executor's stderr is in the task's error
+		b.log.WithFields(logrus.Fields{"executor": t.execID, "agent": t.agentID}).Warnf(
+			"fine: %d launch(es) in a row on agent %s lost before the executor came up (%s); the next launch there waits until %s",
+			refused, t.agentID, why, next.Format(time.RFC3339Nano))
 	}
 	if !terminal(state) {
 		b.mu.Unlock()
 		if state == mesos.TASK_RUNNING || state == mesos.TASK_KILLING {
-			b.d.StatusUpdate(&flintpb.StatusUpdate{TaskId: t.flintID, Attempt: t.attempt, ExecutorId: t.execID,
-				State: flintpb.TaskState_TASK_RUNNING, TimestampUnixNano: time.Now().UnixNano()})
+			b.d.StatusUpdate(&backend.StatusUpdate{TaskID: t.flintID, Attempt: int(t.attempt), ExecutorID: t.execID,
+				State: scheduler.Running})
 		}
 		return
 	}
 	delete(b.tasks, id)
 	if a := b.agents[t.agentID]; a != nil {
 		a.live--
+		a.liveCPUs -= t.cpus
+		if t.short {
+			a.shortLive--
+		}
 	}
 	u := translate(t, st)
-	if ind := u.GetResult().GetIndirect(); ind != nil {
-		ind.ExecutorId = t.execID
-		b.blocks[ind.BlockId] = resultRef{url: labelValue(st.Labels, fineexec.LabelResults), pin: labelValue(st.Labels, fineexec.LabelResultsPin)}
+	if respawnRefused(t, st) {
+		// The executor the task was placed beside had exited; the agent
+		// started it again from the same ExecutorInfo, whose fetch
+		// credential had ended once that executor came up. Not the task's
+		// fault: retried; the next launch there starts a new executor.
+		u.State = scheduler.Lost
+		u.Failure = &scheduler.Failure{Kind: scheduler.ExecutorLost, Message: u.Failure.Message +
+			" (the executor the task was placed beside had exited, and its agent could not start it again with its spent fetch credential; retried on a new executor)"}
+		if a := b.agents[t.agentID]; a != nil && a.gen == t.gen {
+			a.exited = true
+		}
+	}
+	if ind := u.Indirect; ind != nil {
+		ind.ExecutorID = t.execID
+		b.blocks[ind.BlockID] = resultRef{url: labelValue(st.Labels, contract.LabelResults), pin: labelValue(st.Labels, contract.LabelResultsPin)}
 	}
 	b.mu.Unlock()
-	if u.State != flintpb.TaskState_TASK_FINISHED {
-		b.log.WithFields(logrus.Fields{"task": t.flintID, "agent": t.agentID}).Debugf("fine: task %d %s: %s", t.flintID, state, u.GetFailure().GetMessage())
+	// The agent's capacity shrinks before the update frees the task's
+	// cores in the driver loop, so the loop never sees a slot no offer holds.
+	b.round.Lock()
+	b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
+	b.round.Unlock()
+	if u.State != scheduler.Finished {
+		b.log.WithFields(logrus.Fields{"task": t.flintID, "agent": t.agentID}).Debugf("fine: task %d %s: %s", t.flintID, state, u.Failure.Message)
+	}
+	reason := unknownUser(u, b.set.launch.TaskUser(b.user))
+	if r := driverside.Unauthorized(st, b.set.launch.TaskUser(b.user)); r != "" {
+		reason = r
+	}
+	if reason != "" {
+		// Every launch would fail the same way: fail the jobs now (before
+		// the update, so no retry is placed) instead of after
+		// flint.task.maxFailures launches.
+		b.log.Error("fine: " + reason)
+		b.d.Abort(reason)
 	}
 	b.d.StatusUpdate(u)
+}
+
+// launchOutcomeLocked feeds the launch back-off (launchbackoff): an
+// update of its own from the executor generation a task was launched on
+// says that executor came up, which ends the agent's back-off; the first
+// end of one of its tasks before that (lost or refused by the master or
+// agent, or an executor that died starting) makes further launches on the
+// agent wait, infrastructure losses included, which never count as
+// failures. It returns the losses in a row and the next launch time when
+// it counted one.
+func (b *Backend) launchOutcomeLocked(t *mtask, st mesos.TaskStatus) (int, time.Time) {
+	a := b.agents[t.agentID]
+	if a == nil || a.gen != t.gen || a.up || b.stopping {
+		return 0, time.Time{}
+	}
+	if st.GetSource() == mesos.SOURCE_EXECUTOR {
+		a.up = true
+		b.backoff.Registered(t.agentID)
+		return 0, time.Time{}
+	}
+	if !terminal(st.GetState()) || st.GetState() == mesos.TASK_KILLED || a.lossSeen {
+		return 0, time.Time{}
+	}
+	a.lossSeen = true
+	return b.backoff.Failed(t.agentID, b.now())
+}
+
+// unknownUser words a launch failure caused by a run-as user the agent does
+// not know (minimesos: `user "x" does not exist`; Mesos: "Failed to get
+// user information for 'x'"), or returns "".
+func unknownUser(u *backend.StatusUpdate, user string) string {
+	f := u.Failure
+	if user == "" || f == nil || f.Kind != scheduler.LaunchFailed {
+		return ""
+	}
+	m := f.Message
+	if !strings.Contains(m, `user "`+user+`" does not exist`) && !strings.Contains(m, "user information for '"+user+"'") {
+		return ""
+	}
+	return fmt.Sprintf("the executor's run-as user %q (flint.mesos.user) does not exist on the agent, so no task can run: %s", user, m)
 }
 
 // terminal reports whether a state ends a task for this backend: every
@@ -108,52 +204,90 @@ func terminal(s mesos.TaskState) bool {
 //	KILLED                                 → KILLED
 //	LOST, DROPPED, UNREACHABLE, UNKNOWN,
 //	GONE_BY_OPERATOR                       → LOST, EXECUTOR_LOST (retried, not counted)
-func translate(t *mtask, st mesos.TaskStatus) *flintpb.StatusUpdate {
-	u := &flintpb.StatusUpdate{TaskId: t.flintID, Attempt: t.attempt, ExecutorId: t.execID, TimestampUnixNano: time.Now().UnixNano()}
+func translate(t *mtask, st mesos.TaskStatus) *backend.StatusUpdate {
+	u := &backend.StatusUpdate{TaskID: t.flintID, Attempt: int(t.attempt), ExecutorID: t.execID}
 	var ex flintpb.StatusUpdate
 	fromExec := len(st.Data) > 0 && ex.Unmarshal(st.Data) == nil && ex.State != flintpb.TaskState_TASK_STATE_UNSPECIFIED &&
 		(ex.TaskId == t.flintID || ex.TaskId == 0)
+	var exu *backend.StatusUpdate
 	if fromExec {
-		u.Metrics, u.Uuid = ex.Metrics, ex.Uuid
+		exu = flintconv.StatusUpdate(&ex)
+		u.Metrics = exu.Metrics
 	}
 	why := describe(st)
 	switch st.GetState() {
 	case mesos.TASK_FINISHED:
-		if fromExec && ex.State == flintpb.TaskState_TASK_FINISHED && ex.Result != nil {
-			u.State, u.Result = flintpb.TaskState_TASK_FINISHED, ex.Result
+		if fromExec && exu.State == scheduler.Finished && ex.Result != nil {
+			u.State, u.Result, u.Indirect = scheduler.Finished, exu.Result, exu.Indirect
 			return u
 		}
-		u.State = flintpb.TaskState_TASK_FAILED
-		u.Failure = &flintpb.TaskFailure{Kind: flintpb.FailureKind_RESULT_LOST, Message: "fine: " + why + " without a result"}
+		u.State = scheduler.Failed
+		u.Failure = &scheduler.Failure{Kind: scheduler.ResultLost, Message: "fine: " + why + " without a result"}
 	case mesos.TASK_KILLED:
-		u.State = flintpb.TaskState_TASK_KILLED
-		u.Failure = &flintpb.TaskFailure{Kind: flintpb.FailureKind_KILLED, Message: "fine: " + why}
-	case mesos.TASK_FAILED, mesos.TASK_ERROR, mesos.TASK_GONE:
-		u.State = flintpb.TaskState_TASK_FAILED
-		kind := flintpb.FailureKind_EXCEPTION
+		u.State = scheduler.KilledState
+		u.Failure = &scheduler.Failure{Kind: scheduler.Killed, Message: "fine: " + why}
+	case mesos.TASK_ERROR:
+		if staleExecutorRefusal(st) {
+			u.State = scheduler.Lost
+			u.Failure = &scheduler.Failure{Kind: scheduler.ExecutorLost, Message: "fine: " + why +
+				" (the executor the task named had exited when the master validated it, so the task had to bring the executor's resources too; retried)"}
+			break
+		}
+		fallthrough
+	case mesos.TASK_FAILED, mesos.TASK_GONE:
+		u.State = scheduler.Failed
+		kind := scheduler.Exception
 		switch st.GetReason() {
 		case mesos.REASON_CONTAINER_LAUNCH_FAILED, mesos.REASON_TASK_INVALID, mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT:
-			kind = flintpb.FailureKind_LAUNCH_FAILED
+			kind = scheduler.LaunchFailed
 		}
-		u.Failure = &flintpb.TaskFailure{Kind: kind, Message: "fine: " + why}
+		u.Failure = &scheduler.Failure{Kind: kind, Message: "fine: " + why}
 	default: // LOST, DROPPED, UNREACHABLE, UNKNOWN, GONE_BY_OPERATOR
-		u.State = flintpb.TaskState_TASK_LOST
-		u.Failure = &flintpb.TaskFailure{Kind: flintpb.FailureKind_EXECUTOR_LOST, Message: "fine: " + why}
+		u.State = scheduler.Lost
+		u.Failure = &scheduler.Failure{Kind: scheduler.ExecutorLost, Message: "fine: " + why}
 	}
-	if fromExec && ex.Failure != nil && ex.State == u.State {
-		u.Failure = ex.Failure
+	if fromExec && exu.Failure != nil && exu.State == u.State {
+		u.Failure = exu.Failure
 	}
 	return u
 }
 
-// describe is a Mesos status in words: state, reason, source, message.
+// respawnRefused reports a task placed on an executor already started
+// whose agent failed to launch the executor (CONTAINER_LAUNCH_FAILED): it
+// had exited, and the agent started it again for the task.
+func respawnRefused(t *mtask, st mesos.TaskStatus) bool {
+	return t.reused && st.GetState() == mesos.TASK_FAILED && st.GetReason() == mesos.REASON_CONTAINER_LAUNCH_FAILED &&
+		st.GetSource() == mesos.SOURCE_AGENT
+}
+
+// staleExecutorRefusal reports a launch the master refused because the
+// task's resources and its executor's do not fit the offer: the task was
+// placed beside a running executor (the offer listed it) that exited
+// before the master validated the launch (Mesos' "Task uses more
+// resources … than available …", REASON_TASK_INVALID). Placement gives
+// a new executor's tasks room for it, so this is that race, not the
+// task's fault: the task is lost and retried, not failed.
+func staleExecutorRefusal(st mesos.TaskStatus) bool {
+	return st.GetReason() == mesos.REASON_TASK_INVALID && st.GetSource() == mesos.SOURCE_MASTER &&
+		strings.HasPrefix(st.GetMessage(), "Task uses more resources ")
+}
+
+// describe is a Mesos status in words: state, reason, source, agent,
+// message; a dead executor's description (deathHandler) alone, since it
+// says all of that.
 func describe(st mesos.TaskStatus) string {
+	if m := st.GetMessage(); strings.HasPrefix(m, deathPrefix(st.GetExecutorID().GetValue())) {
+		return m
+	}
 	s := fmt.Sprintf("Mesos %s", st.GetState())
 	if st.Reason != nil {
 		s += " (" + st.Reason.String() + ")"
 	}
 	if st.Source != nil {
 		s += " from " + st.Source.String()
+	}
+	if a := st.GetAgentID().GetValue(); a != "" {
+		s += " on agent " + a
 	}
 	if m := st.GetMessage(); m != "" {
 		s += ": " + m
@@ -175,15 +309,23 @@ func labelValue(ls *mesos.Labels, key string) string {
 
 func (h handler) AgentLost(agentID mesos.AgentID) {
 	b := h.b
+	b.round.Lock()
 	b.declineHeld(func(o *heldOffer) bool { return o.offer.AgentID.Value == agentID.Value }, mesosconn.DeclineUnfit)
+	b.round.Unlock()
 	b.log.WithField("agent", agentID.Value).Warnf("fine: agent %s lost; Mesos reports its tasks lost and they are retried elsewhere", agentID.Value)
-	h.executorGone(agentID.Value, "agent "+agentID.Value+" lost")
+	h.executorGone(agentID.Value, "agent "+agentID.Value+" lost", true)
 }
 
 func (h handler) ExecutorLost(agentID mesos.AgentID, execID mesos.ExecutorID, status int) {
-	h.b.log.WithField("agent", agentID.Value).Debugf("fine: executor %s exited with status %d", execID.Value, status)
-	if execID.Value == executorID(agentID.Value) {
-		h.executorGone(agentID.Value, fmt.Sprintf("exited with status %d", status))
+	h.b.log.WithField("agent", agentID.Value).Debugf("fine: executor %s %s", execID.Value, exitWords(status))
+	if execID.Value == h.b.executorID(agentID.Value) {
+		h.b.mu.Lock()
+		current := false
+		if a := h.b.agents[agentID.Value]; a != nil {
+			current = a.genUsed && a.lastExited == a.gen // not an older one, reported late
+		}
+		h.b.mu.Unlock()
+		h.executorGone(agentID.Value, exitWords(status), current)
 	}
 }
 
@@ -191,7 +333,7 @@ func (h handler) ExecutorLost(agentID mesos.AgentID, execID mesos.ExecutorID, st
 // Mesos updates (which Mesos guarantees); only an executor with no live
 // task is reported lost to the driver, so a new executor under the same id
 // never has its tasks failed by an old one's exit.
-func (h handler) executorGone(agentID, why string) {
+func (h handler) executorGone(agentID, why string, current bool) {
 	b := h.b
 	b.round.Lock()
 	defer b.round.Unlock()
@@ -199,7 +341,13 @@ func (h handler) executorGone(agentID, why string) {
 	a := b.agents[agentID]
 	report := a != nil && a.added && a.live == 0 && !b.stopping
 	if a != nil {
-		a.added = false
+		a.started = false
+		if current {
+			a.exited = true
+		}
+		if report {
+			a.added, a.reported = false, 0
+		}
 	}
 	b.mu.Unlock()
 	if report {
@@ -210,12 +358,63 @@ func (h handler) executorGone(agentID, why string) {
 func (h handler) Message(mesos.AgentID, mesos.ExecutorID, []byte) {}
 
 func (h handler) Disconnected(err error) {
+	h.b.round.Lock()
 	h.b.mu.Lock()
 	h.b.held = map[string]*heldOffer{}
 	h.b.mu.Unlock()
+	h.b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
+	h.b.round.Unlock()
 	h.b.log.Warnf("fine: lost the Mesos master %s (%v); re-registering", h.b.master, err)
 }
 
+// Aborted fails the active jobs at once, naming why: no task can be
+// launched any more, and jobs submitted later fail on the next tick
+// instead of waiting for flint.mesos.fine.noFitTimeout.
 func (h handler) Aborted(err error) {
-	h.b.log.Errorf("fine: the Mesos master %s ended the framework: %v; no task can be launched", h.b.master, err)
+	b := h.b
+	reason := fmt.Sprintf("the Mesos master %s ended the framework: %v; no task can be launched", b.master, err)
+	b.mu.Lock()
+	b.ended = reason
+	stopping := b.stopping
+	b.mu.Unlock()
+	b.log.Error("fine: " + reason)
+	if !stopping {
+		b.d.Abort(reason)
+	}
+}
+
+// endUnknown kills a live task this driver does not know (reconciliation, or the agent
+// retrying updates the dead driver never acknowledged) and shuts its executor down unless
+// it is this driver's own: after a failover (flint.mesos.driver.frameworkId) the master's
+// reconciliation reports the previous driver's tasks, whose executor holds that driver's
+// settings and credentials. This driver's task and executor ids carry a tag of its own
+// (driverside.TaskIDPrefix), so its launches never wait for those executors to end.
+func (b *Backend) endUnknown(st mesos.TaskStatus) {
+	b.mu.Lock()
+	subscribing := b.subscribing
+	b.mu.Unlock()
+	if !subscribing {
+		return // not started: nothing to end it through
+	}
+	select { // reconciliation answers come while Start still waits for its subscription
+	case <-b.connReady:
+	case <-time.After(b.set.networkTimeout):
+		return
+	}
+	b.mu.Lock()
+	conn := b.conn
+	b.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	b.log.WithFields(logrus.Fields{"task": st.TaskID.Value, "agent": st.GetAgentID().GetValue()}).
+		Infof("fine: killing task %s (%s on agent %s) and its executor: a previous driver of the framework launched it", st.TaskID.Value, st.GetState(), st.GetAgentID().GetValue())
+	if err := conn.Kill(st.TaskID, st.AgentID); err != nil {
+		b.log.Warnf("fine: kill task %s of a previous driver: %v", st.TaskID.Value, err)
+	}
+	if st.ExecutorID != nil && st.AgentID != nil && st.ExecutorID.Value != b.executorID(st.AgentID.Value) { // never this driver's own
+		if err := conn.Shutdown(*st.ExecutorID, *st.AgentID); err != nil {
+			b.log.Warnf("fine: shut down executor %s of a previous driver: %v", st.ExecutorID.Value, err)
+		}
+	}
 }

@@ -4,37 +4,37 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// recorder is a framework.Driver that records what it is told.
+// recorder is a backend.Driver that records what it is told.
 type recorder struct {
 	mu      sync.Mutex
-	updates []*flintpb.StatusUpdate
+	updates []*backend.StatusUpdate
 	lost    []string
 }
 
-func (r *recorder) ResourceOffers([]scheduler.WorkerOffer) []*flintpb.TaskDescription { return nil }
-func (r *recorder) StatusUpdate(u *flintpb.StatusUpdate) {
+func (r *recorder) StatusUpdate(u *backend.StatusUpdate) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.updates = append(r.updates, u)
 }
-func (r *recorder) ExecutorAdded(string, string, int) {}
+func (r *recorder) ExecutorUp(string, string, int) {}
 func (r *recorder) ExecutorLost(id, _ string, _ bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lost = append(r.lost, id)
 }
-func (r *recorder) WantsOffers() bool                      { return false }
-func (r *recorder) PendingHostPreferences() map[string]int { return nil }
-func (r *recorder) Abort(string)                           {}
-func (r *recorder) take() []*flintpb.StatusUpdate {
+func (r *recorder) Abort(string) {}
+func (r *recorder) take() []*backend.StatusUpdate {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	u := r.updates
@@ -46,7 +46,8 @@ func newTestBackend(d *recorder) *Backend {
 	log := logrus.New()
 	log.SetLevel(logrus.PanicLevel)
 	return &Backend{d: d, log: log, tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
-		held: map[string]*heldOffer{}, blocks: map[string]resultRef{}, tlsClients: map[string]*http.Client{}}
+		held: map[string]*heldOffer{}, blocks: map[string]resultRef{}, tlsClients: map[string]*http.Client{},
+		now: time.Now, backoff: launchbackoff.New(), diag: fitDiag{unfit: map[string]string{}}}
 }
 
 func (b *Backend) addTask(id uint64) {
@@ -75,21 +76,21 @@ func TestStatusMapping(t *testing.T) {
 		name  string
 		st    mesos.TaskState
 		data  []byte
-		state flintpb.TaskState
-		kind  flintpb.FailureKind
+		state scheduler.State
+		kind  scheduler.FailureKind // -1: no failure
 	}{
-		{"finished", mesos.TASK_FINISHED, finished, flintpb.TaskState_TASK_FINISHED, flintpb.FailureKind_FAILURE_UNSPECIFIED},
-		{"finished without data", mesos.TASK_FINISHED, nil, flintpb.TaskState_TASK_FAILED, flintpb.FailureKind_RESULT_LOST},
-		{"decode error", mesos.TASK_FAILED, decodeErr, flintpb.TaskState_TASK_FAILED, flintpb.FailureKind_DECODE_ERROR},
-		{"failed by agent", mesos.TASK_FAILED, nil, flintpb.TaskState_TASK_FAILED, flintpb.FailureKind_EXCEPTION},
-		{"error", mesos.TASK_ERROR, nil, flintpb.TaskState_TASK_FAILED, flintpb.FailureKind_EXCEPTION},
-		{"gone", mesos.TASK_GONE, nil, flintpb.TaskState_TASK_FAILED, flintpb.FailureKind_EXCEPTION},
-		{"killed", mesos.TASK_KILLED, nil, flintpb.TaskState_TASK_KILLED, flintpb.FailureKind_KILLED},
-		{"lost", mesos.TASK_LOST, nil, flintpb.TaskState_TASK_LOST, flintpb.FailureKind_EXECUTOR_LOST},
-		{"dropped", mesos.TASK_DROPPED, nil, flintpb.TaskState_TASK_LOST, flintpb.FailureKind_EXECUTOR_LOST},
-		{"unreachable", mesos.TASK_UNREACHABLE, nil, flintpb.TaskState_TASK_LOST, flintpb.FailureKind_EXECUTOR_LOST},
-		{"unknown", mesos.TASK_UNKNOWN, nil, flintpb.TaskState_TASK_LOST, flintpb.FailureKind_EXECUTOR_LOST},
-		{"gone by operator", mesos.TASK_GONE_BY_OPERATOR, nil, flintpb.TaskState_TASK_LOST, flintpb.FailureKind_EXECUTOR_LOST},
+		{"finished", mesos.TASK_FINISHED, finished, scheduler.Finished, -1},
+		{"finished without data", mesos.TASK_FINISHED, nil, scheduler.Failed, scheduler.ResultLost},
+		{"decode error", mesos.TASK_FAILED, decodeErr, scheduler.Failed, scheduler.DecodeError},
+		{"failed by agent", mesos.TASK_FAILED, nil, scheduler.Failed, scheduler.Exception},
+		{"error", mesos.TASK_ERROR, nil, scheduler.Failed, scheduler.Exception},
+		{"gone", mesos.TASK_GONE, nil, scheduler.Failed, scheduler.Exception},
+		{"killed", mesos.TASK_KILLED, nil, scheduler.KilledState, scheduler.Killed},
+		{"lost", mesos.TASK_LOST, nil, scheduler.Lost, scheduler.ExecutorLost},
+		{"dropped", mesos.TASK_DROPPED, nil, scheduler.Lost, scheduler.ExecutorLost},
+		{"unreachable", mesos.TASK_UNREACHABLE, nil, scheduler.Lost, scheduler.ExecutorLost},
+		{"unknown", mesos.TASK_UNKNOWN, nil, scheduler.Lost, scheduler.ExecutorLost},
+		{"gone by operator", mesos.TASK_GONE_BY_OPERATOR, nil, scheduler.Lost, scheduler.ExecutorLost},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -104,15 +105,19 @@ func TestStatusMapping(t *testing.T) {
 			h.Update(status(1, c.st, mesos.REASON_EXECUTOR_TERMINATED, c.data))
 			h.Update(status(1, mesos.TASK_RUNNING, mesos.REASON_COMMAND_EXECUTOR_FAILED, nil))
 			got := d.take()
-			if len(got) != 2 || got[0].State != flintpb.TaskState_TASK_RUNNING {
+			if len(got) != 2 || got[0].State != scheduler.Running {
 				t.Fatalf("driver got %v, want RUNNING then one terminal update", got)
 			}
 			u := got[1]
-			if u.State != c.state || u.GetFailure().GetKind() != c.kind || u.TaskId != 1 || u.Attempt != 1 || u.ExecutorId != executorID("S0") {
+			kind := scheduler.FailureKind(-1)
+			if u.Failure != nil {
+				kind = u.Failure.Kind
+			}
+			if u.State != c.state || kind != c.kind || u.TaskID != 1 || u.Attempt != 1 || u.ExecutorID != executorID("S0") {
 				t.Fatalf("update %+v, want state %s kind %s for task 1 attempt 1", u, c.state, c.kind)
 			}
-			if c.state == flintpb.TaskState_TASK_FINISHED && string(u.GetResult().GetInline()) != "ok" {
-				t.Fatalf("result %q", u.GetResult().GetInline())
+			if c.state == scheduler.Finished && (string(u.Result) != "ok" || u.Indirect != nil) {
+				t.Fatalf("result %q, indirect %v", u.Result, u.Indirect)
 			}
 			if len(b.tasks) != 0 || b.agents["S0"] != nil && b.agents["S0"].live != 0 {
 				t.Fatalf("task still tracked after its terminal update")
@@ -144,7 +149,7 @@ func TestUpdateDataForAnotherTaskIsNotTrusted(t *testing.T) {
 		Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: []byte("not yours")}}})
 	handler{b}.Update(status(1, mesos.TASK_FINISHED, mesos.REASON_COMMAND_EXECUTOR_FAILED, other))
 	got := d.take()
-	if len(got) != 1 || got[0].State != flintpb.TaskState_TASK_FAILED || got[0].GetFailure().GetKind() != flintpb.FailureKind_RESULT_LOST {
+	if len(got) != 1 || got[0].State != scheduler.Failed || got[0].Failure == nil || got[0].Failure.Kind != scheduler.ResultLost {
 		t.Fatalf("got %v, want a RESULT_LOST failure", got)
 	}
 }
@@ -159,5 +164,59 @@ func TestIdleExecutorExitIsReportedOnlyWithoutLiveTasks(t *testing.T) {
 	h.ExecutorLost(mesos.AgentID{Value: "S1"}, mesos.ExecutorID{Value: executorID("S1")}, 0)
 	if len(d.lost) != 1 || d.lost[0] != executorID("S1") {
 		t.Fatalf("executors reported lost: %v", d.lost)
+	}
+}
+
+// The master refuses a task placed beside an executor that exited before
+// the launch reached it (the task must then bring the executor's
+// resources, which the offer lacks): the task is lost and retried, not a
+// failure of the task; other invalid tasks still fail.
+func TestLaunchBesideAJustExitedExecutorIsLost(t *testing.T) {
+	for _, c := range []struct {
+		msg   string
+		state scheduler.State
+		kind  scheduler.FailureKind
+	}{
+		{"Task uses more resources cpus:1.1;mem:1408 than available mem:10644;disk:10240;cpus:1", scheduler.Lost, scheduler.ExecutorLost},
+		{"Task has invalid ExecutorInfo", scheduler.Failed, scheduler.LaunchFailed},
+	} {
+		d := &recorder{}
+		b := newTestBackend(d)
+		b.addTask(1)
+		msg := c.msg
+		handler{b}.Update(mesos.TaskStatus{TaskID: mesos.TaskID{Value: mesosTaskID(1)}, State: mesos.TASK_ERROR.Enum(),
+			Reason: mesos.REASON_TASK_INVALID.Enum(), Source: mesos.SOURCE_MASTER.Enum(), Message: &msg})
+		got := d.take()
+		if len(got) != 1 || got[0].State != c.state || got[0].Failure == nil || got[0].Failure.Kind != c.kind {
+			t.Errorf("%q: driver got %+v, want state %v kind %v", c.msg, got, c.state, c.kind)
+		}
+	}
+}
+
+// A task placed on an executor already started whose agent could not
+// start that executor again (it had exited; its ExecutorInfo's fetch
+// credential ended when it came up) is lost and retried on a new
+// executor; the same failure of a new executor's launch is the task's.
+func TestRelaunchOfAnExitedExecutorIsLost(t *testing.T) {
+	for _, reused := range []bool{true, false} {
+		d := &recorder{}
+		b := newTestBackend(d)
+		b.addTask(1)
+		b.tasks[mesosTaskID(1)].reused = reused
+		b.agents["S0"] = &agentExec{id: executorID("S0"), live: 1, liveCPUs: 1, genUsed: true}
+		msg := "Failed to launch container: uri: fetch http://127.0.0.1:1/files/x/flint?token=*****: unexpected HTTP status: HTTP 401 Unauthorized"
+		handler{b}.Update(mesos.TaskStatus{TaskID: mesos.TaskID{Value: mesosTaskID(1)}, State: mesos.TASK_FAILED.Enum(),
+			Reason: mesos.REASON_CONTAINER_LAUNCH_FAILED.Enum(), Source: mesos.SOURCE_AGENT.Enum(), Message: &msg})
+		got := d.take()
+		want, kind := scheduler.Failed, scheduler.LaunchFailed
+		if reused {
+			want, kind = scheduler.Lost, scheduler.ExecutorLost
+		}
+		if len(got) != 1 || got[0].State != want || got[0].Failure.Kind != kind {
+			t.Fatalf("reused %v: driver got %+v, want %v (%v)", reused, got, want, kind)
+		}
+		if reused != b.agents["S0"].exited {
+			t.Fatalf("reused %v: the executor is marked exited = %v", reused, b.agents["S0"].exited)
+		}
 	}
 }

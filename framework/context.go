@@ -9,8 +9,11 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/executor/jobconf"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/framework/task"
@@ -28,18 +31,19 @@ func NewConfig() *Config { return config.New() }
 // the cluster according to flint.scheduler.mode.
 type Context struct {
 	cfg      *Config
-	master   Master
+	master   backend.Master
 	log      logrus.FieldLogger
 	registry *task.Registry
-	backend  Backend
+	backend  backend.Backend
 	driver   *driver
 	bus      *event.Bus
 	seed     uint64
 	progress Progress
-	tickStop chan struct{}
-	tickDone chan struct{}
 	stopOnce sync.Once
 	stopErr  error
+	op       opView
+	filesMu  sync.Mutex // guards files
+	files    addedFiles
 }
 
 // Option configures NewContext.
@@ -67,13 +71,14 @@ func WithListener(l event.Listener) Option {
 }
 
 // NewContext validates cfg, builds the scheduling core and starts the backend
-// for flint.master.
-func NewContext(cfg *Config, opts ...Option) (*Context, error) {
+// for flint.master. ctx bounds only the start (connecting and subscribing to
+// Mesos, starting an embedded cluster): the context runs until Stop.
+func NewContext(ctx context.Context, cfg *Config, opts ...Option) (*Context, error) {
 	o := options{log: logrus.StandardLogger(), now: time.Now, registry: task.Default()}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	master, err := ParseMaster(cfg.String("flint.master"))
+	master, err := backend.ParseMaster(cfg.String("flint.master"))
 	if err != nil {
 		return nil, err
 	}
@@ -90,53 +95,50 @@ func NewContext(cfg *Config, opts ...Option) (*Context, error) {
 		c.bus.AddListener(l)
 	}
 	c.driver = newDriver(core, o.now, c.bus, o.log)
-	if err := c.startBackend(); err != nil {
+	if err := c.driver.core.setDAGConfig(dagConfig(cfg)); err != nil {
 		c.bus.Close()
 		return nil, err
 	}
-	c.startTicker(tickInterval(sc))
-	o.log.WithFields(logrus.Fields{"master": master.Raw, "seed": seed}).Infof("flint context started (scheduler seed %d)", seed)
+	if err := c.startOpView(o.now); err != nil {
+		c.bus.Close()
+		_ = c.stopOpView()
+		return nil, err
+	}
+	if err := c.startBackend(ctx); err != nil {
+		c.driver.stop()
+		c.bus.Close()
+		_ = c.stopOpView()
+		return nil, err
+	}
+	c.op.backendUp.Store(true) // the UI may read c.backend from now on
+	c.driver.start(tickInterval(sc))
+	o.log.WithFields(logrus.Fields{"master": master.Raw, "seed": seed}).Debugf("flint context started (scheduler seed %d)", seed)
 	return c, nil
 }
 
-func (c *Context) startBackend() error {
-	b, err := NewBackend(BackendParams{Master: c.master, Config: c.cfg, Logger: c.log, Registry: c.registry})
+func (c *Context) startBackend(ctx context.Context) error {
+	b, err := backend.New(backend.Params{Master: c.master, Config: c.cfg, Logger: c.log, Registry: c.registry})
 	if err != nil {
 		return err
 	}
 	c.backend = b
 	c.driver.backend = b
-	if err := b.Start(context.Background(), c.driver); err != nil {
+	if err := b.Start(ctx, c.driver); err != nil {
 		return fmt.Errorf("framework: start %s backend: %w", c.master.Kind, err)
 	}
 	return nil
 }
 
-// tickInterval is how often the core's timers run: often enough for
-// speculation checks and locality waits, never busier than every 10ms.
+// tickInterval is how often the driver loop's clock ticks: the core's
+// timers (speculation checks, locality waits, exclusion expiry) and the
+// backends' (offer holds, no-executor timeouts) run from it, often enough
+// for speculation and never busier than every 10ms.
 func tickInterval(sc scheduler.Config) time.Duration {
 	iv := 100 * time.Millisecond
 	if sc.Speculation.Enabled && sc.Speculation.Interval < iv {
 		iv = sc.Speculation.Interval
 	}
 	return max(iv, 10*time.Millisecond)
-}
-
-func (c *Context) startTicker(iv time.Duration) {
-	c.tickStop, c.tickDone = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(c.tickDone)
-		t := time.NewTicker(iv)
-		defer t.Stop()
-		for {
-			select {
-			case <-c.tickStop:
-				return
-			case <-t.C:
-				c.driver.tick()
-			}
-		}
-	}()
 }
 
 // RunJob runs job and returns its results in task order. It fails with a
@@ -151,7 +153,9 @@ func (c *Context) RunJob(ctx context.Context, job *Job) ([]Result, error) {
 		return []Result{}, nil
 	}
 	if job.Pool == "" {
-		job.Pool = c.cfg.String("flint.scheduler.pool")
+		j := *job // the caller's Job stays as it was
+		j.Pool = c.cfg.String("flint.scheduler.pool")
+		job = &j
 	}
 	js, err := c.driver.submit(job)
 	if err != nil {
@@ -199,7 +203,7 @@ func (c *Context) validate(job *Job) error {
 // checkSizes reports tasks whose input the backend cannot deliver (the
 // first few, then how many more).
 func (c *Context) checkSizes(job *Job) []error {
-	lim, ok := c.backend.(TaskSizeLimiter)
+	lim, ok := c.backend.(backend.TaskSizeLimiter)
 	if !ok {
 		return nil
 	}
@@ -239,16 +243,36 @@ func (c *Context) AddListener(l event.Listener) { c.bus.AddListener(l) }
 // ended ones (Ended set, final counts): the progress bar's source.
 func (c *Context) ActiveStages() []progress.StageStatus { return c.driver.activeStages() }
 
+// Explanation says why a task is where it is: the scheduling core's
+// reason, and for a task still waiting, the placement reasons for the
+// offers a Mesos backend last saw and did not (fully) use.
+type Explanation struct {
+	scheduler.Explanation
+	Offers []placement.Filtered
+}
+
 // Explain says why task index of an active stage is not running yet.
-func (c *Context) Explain(stageID, index int) (scheduler.Explanation, error) {
-	return c.driver.explain(stageID, index)
+func (c *Context) Explain(stageID, index int) (Explanation, error) {
+	e, err := c.driver.explain(stageID, index)
+	if err != nil {
+		return Explanation{}, err
+	}
+	x := Explanation{Explanation: e}
+	switch e.Reason {
+	case scheduler.ReasonSucceeded, scheduler.ReasonRunning, scheduler.ReasonZombie:
+	default:
+		if oe, ok := c.backend.(backend.OfferExplainer); ok {
+			x.Offers = oe.OfferFilters()
+		}
+	}
+	return x, nil
 }
 
 // Config returns the configuration the context was built from.
 func (c *Context) Config() *Config { return c.cfg }
 
 // Master returns the parsed master string.
-func (c *Context) Master() Master { return c.master }
+func (c *Context) Master() backend.Master { return c.master }
 
 // Logger returns the context's logger.
 func (c *Context) Logger() logrus.FieldLogger { return c.log }
@@ -260,16 +284,33 @@ func (c *Context) Seed() uint64 { return c.seed }
 func (c *Context) DefaultParallelism() int { return c.backend.DefaultParallelism() }
 
 // Stop fails running jobs with ErrStopped, stops the backend (killing its
-// tasks) and waits for every goroutine the context started. It is idempotent.
-func (c *Context) Stop() error {
+// tasks) and waits for every goroutine the context started. ctx bounds the
+// backend's shutdown (tearing down Mesos executors and subscriptions), which
+// gives up after stopTimeout in any case. It is idempotent: later calls
+// return the first call's error.
+func (c *Context) Stop(ctx context.Context) error {
 	c.stopOnce.Do(func() {
-		close(c.tickStop)
-		<-c.tickDone
 		c.driver.stop()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 		defer cancel()
 		c.stopErr = c.backend.Stop(ctx)
+		c.stopErr = errors.Join(c.stopErr, c.removeAddedFiles())
+		c.postAppEnd()
 		c.bus.Close()
+		c.stopErr = errors.Join(c.stopErr, c.stopOpView())
 	})
 	return c.stopErr
+}
+
+// stopTimeout caps Stop's wait for the backend when ctx has no earlier
+// deadline.
+const stopTimeout = 30 * time.Second
+
+// TaskConfig is the job's configuration as a task sees it, read from the task's context
+// (Spark's SparkConf on an executor): every flint.* setting the driver had, the driver's own
+// credentials excepted (executor/jobconf), typed as on the driver (String, Int, Size, Duration,
+// Prefixed). It is nil for a context that is not a task's.
+func TaskConfig(ctx context.Context) *Config {
+	c, _ := jobconf.FromContext(ctx)
+	return c
 }

@@ -2,12 +2,17 @@
 // function registry (typed with generics), jobs and their results, listener
 // events, and Context, which owns the scheduling core and a backend.
 //
-// A job's path: RunJob turns a Job into a task set for the pure scheduling
-// core (framework/scheduler); a Backend (local, coarse or fine, registered by
-// their packages through RegisterBackend) feeds the core resource offers and
-// task status updates through the Driver interface and launches the task
-// descriptions the core chooses. Results come back in task order, or a
-// *JobError carrying the failing task's last error and stack.
+// A job's path: RunJob hands a Job to the driver loop, one goroutine that
+// owns the pure scheduling core (framework/scheduler), the job table and
+// the registry of executors and their free cores (etcd raft's node around
+// RawNode). A backend (local, coarse or fine, implementing the SPI of
+// framework/backend and registered there by its package) reports executors,
+// their cores and task status updates through backend.Driver, which only
+// queues inputs; the loop steps the core with them and hands the backend
+// each step's backend.Batch of kills, releases and launches, applied in
+// order. Results come back in
+// task order, or a *JobError carrying the failing task's last error and
+// stack.
 //
 // Task functions are registered by name, usually from init, so that the same
 // binary has them on the driver and on every executor:

@@ -2,201 +2,316 @@ package framework
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
-	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// driver is the thin shell around the pure scheduling core: it serialises
-// access to it with a mutex, keeps job payloads and results, turns core
-// launches into task descriptions and core events into job completions,
-// backend kills and listener events. Side effects happen after the lock is
-// released.
+// driver is the driver loop, as etcd raft's node is the loop around
+// RawNode: one goroutine owns the driverCore. Backends and the Context
+// queue inputs (Driver's methods, submit, cancel, queries) without
+// blocking; the loop takes everything queued, steps the core with it at
+// one instant, and applies the step's output in order — the backend's
+// batch, then listener events, then wakes the jobs that ended and starts
+// result fetches. Because one goroutine makes and applies every effect, a
+// kill can never overtake the launch it cancels, and listeners see events
+// in the order they happened.
 type driver struct {
-	mu        sync.Mutex
-	core      *scheduler.TaskScheduler
-	now       func() time.Time
-	backend   Backend
-	bus       *event.Bus
-	log       logrus.FieldLogger
-	jobs      map[string]*jobState
-	running   map[scheduler.TaskID]attempt
-	stages    map[int]*progress.StageStatus
-	ended     []int // ended stages still in stages, oldest first
-	nextJob   int64
-	nextStage int
-	stopped   bool
+	// coreMu is held by the loop while it steps the core, and by queries
+	// that run after the loop ended.
+	coreMu  sync.Mutex
+	core    *driverCore
+	now     func() time.Time
+	backend backend.Backend
+	bus     *event.Bus
+	log     logrus.FieldLogger
+
+	mu      sync.Mutex
+	queue   []input
+	spare   []input
+	closed  bool // the loop ended: inputs are dropped
+	started bool
+	wake    chan struct{}
+	done    chan struct{} // closed when the loop ends
+
 	fetches   sync.WaitGroup
 	fetchCtx  context.Context
 	stopFetch context.CancelFunc
 }
 
-// jobState is a job in flight; it lives until its task set finishes or aborts.
-type jobState struct {
-	id      int64
-	stage   int
-	setID   string
-	job     *Job
-	results []Result
-	done    chan struct{}
-	err     *JobError
-	ended   bool
-	// lastIndex and lastAttempt identify the most recent failed attempt.
-	lastIndex, lastAttempt int
-	// cause is why the job was cancelled (context end, Stop, backend abort).
-	cause error
+// input is one thing that happened, for the driver loop to step the core
+// with. A future core's inputs (the DAG scheduler's) are more input types.
+type input interface {
+	apply(c *driverCore, now time.Time)
 }
 
-// attempt is a launched task attempt the driver still waits on (held by
-// value in driver.running: no allocation per launch).
-type attempt struct {
-	job      *jobState
-	index    int
-	attempt  int
-	executor string
-}
+// replier is an input whose sender waits until its step was applied.
+type replier interface{ reply() }
 
-// outbox collects the side effects of one locked section.
-type outbox struct {
-	events  []event.Event
-	kills   []scheduler.KillTask
-	revive  bool
-	release [][2]string
+type (
+	submitInput struct {
+		job  *Job
+		js   *jobState
+		err  error
+		done chan struct{}
+	}
+	cancelInput struct {
+		js    *jobState
+		cause error
+	}
+	statusInput  struct{ u *backend.StatusUpdate }
+	fetchedInput struct {
+		u    *backend.StatusUpdate
+		ind  *backend.IndirectResult
+		data []byte
+		err  error
+	}
+	executorUpInput struct {
+		id, host string
+		cores    int
+	}
+	executorLostInput struct {
+		id, reason  string
+		causedByApp bool
+	}
+	abortInput struct{ reason string }
+	filesInput struct{ files []*backend.File }
+	tickInput  struct{}
+	stopInput  struct{}
+	queryInput struct {
+		fn   func(c *driverCore, now time.Time)
+		done chan struct{}
+	}
+)
+
+func (in *submitInput) apply(c *driverCore, now time.Time) { in.js, in.err = c.submit(in.job, now) }
+func (in *submitInput) reply()                             { close(in.done) }
+func (in cancelInput) apply(c *driverCore, now time.Time)  { c.cancel(in.js, in.cause, now) }
+func (in statusInput) apply(c *driverCore, now time.Time)  { c.statusUpdate(in.u, now) }
+func (in fetchedInput) apply(c *driverCore, now time.Time) {
+	c.fetched(in.u, in.ind, in.data, in.err, now)
 }
+func (in executorUpInput) apply(c *driverCore, now time.Time) {
+	c.executorUp(in.id, in.host, in.cores, now)
+}
+func (in executorLostInput) apply(c *driverCore, now time.Time) {
+	c.executorLost(in.id, in.reason, in.causedByApp, now)
+}
+func (in abortInput) apply(c *driverCore, now time.Time)  { c.abort(in.reason, now) }
+func (in filesInput) apply(c *driverCore, _ time.Time)    { c.files = in.files }
+func (tickInput) apply(c *driverCore, now time.Time)      { c.tick(now) }
+func (stopInput) apply(c *driverCore, now time.Time)      { c.stop(now) }
+func (in *queryInput) apply(c *driverCore, now time.Time) { in.fn(c, now) }
+func (in *queryInput) reply()                             { close(in.done) }
 
 func newDriver(core *scheduler.TaskScheduler, now func() time.Time, bus *event.Bus, log logrus.FieldLogger) *driver {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &driver{
-		core: core, now: now, bus: bus, log: log,
-		jobs:     map[string]*jobState{},
-		running:  map[scheduler.TaskID]attempt{},
-		stages:   map[int]*progress.StageStatus{},
+		core: newDriverCore(core, log, bus.Listening), now: now, bus: bus, log: log,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		fetchCtx: ctx, stopFetch: cancel,
 	}
 }
 
-var _ Driver = (*driver)(nil)
+var _ backend.Driver = (*driver)(nil)
 
-// listening reports whether events are wanted: with no listener on the bus
-// the hot paths skip building them (each costs an allocation or two).
-func (d *driver) listening() bool { return d.bus.Listening() }
+// enqueue queues an input for the loop; false once the loop ended.
+func (d *driver) enqueue(in input) bool {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return false
+	}
+	d.queue = append(d.queue, in)
+	first := len(d.queue) == 1
+	d.mu.Unlock()
+	if first {
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
 
-// flush performs side effects collected under the lock.
-func (d *driver) flush(o *outbox) {
-	for _, k := range o.kills {
-		d.backend.KillTask(uint64(k.TaskID), k.ExecutorID, k.Reason)
+// take swaps the queue for the loop's spare slice.
+func (d *driver) take(spare []input) []input {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	q := d.queue
+	d.queue = spare[:0]
+	return q
+}
+
+// start runs the loop, ticking the core's timers every tickEvery.
+func (d *driver) start(tickEvery time.Duration) {
+	d.mu.Lock()
+	d.started = true
+	d.mu.Unlock()
+	go d.run(tickEvery)
+}
+
+func (d *driver) run(tickEvery time.Duration) {
+	defer close(d.done)
+	t := time.NewTicker(tickEvery)
+	defer t.Stop()
+	var ins []input
+	for {
+		ticked := false
+		select {
+		case <-d.wake:
+		case <-t.C:
+			ticked = true
+		}
+		ins = d.take(ins)
+		if ticked {
+			ins = append(ins, tickInput{})
+		}
+		d.step(ins)
+		clear(ins)
+		if d.core.stopped {
+			d.mu.Lock()
+			d.closed = true
+			rest := d.queue
+			d.queue = nil
+			d.mu.Unlock()
+			d.step(rest)
+			return
+		}
 	}
-	for _, r := range o.release {
-		d.backend.ReleaseResult(r[0], r[1])
+}
+
+// step steps the core with ins at one instant and applies the output.
+func (d *driver) step(ins []input) {
+	if len(ins) == 0 {
+		return
 	}
-	for _, e := range o.events {
+	d.coreMu.Lock()
+	now := d.now()
+	for _, in := range ins {
+		in.apply(d.core, now)
+	}
+	st := d.core.ready(now)
+	d.coreMu.Unlock()
+	d.apply(&st)
+	for _, in := range ins {
+		if r, ok := in.(replier); ok {
+			r.reply()
+		}
+	}
+}
+
+// apply carries out a step's output in order.
+func (d *driver) apply(st *step) {
+	d.grantFiles(st.Launches)
+	if !st.Batch.Empty() {
+		d.backend.Apply(st.Batch)
+	}
+	for _, e := range st.events {
 		d.bus.Post(e)
 	}
-	if o.revive {
-		d.backend.ReviveOffers()
+	for _, js := range st.done {
+		close(js.done)
+	}
+	for _, f := range st.fetches {
+		d.startFetch(f)
 	}
 }
 
-// submit registers a job and hands its task set to the core.
-func (d *driver) submit(job *Job) (*jobState, error) {
-	var o outbox
+// startFetch fetches a kept result off the loop, then hands it back as an
+// input.
+func (d *driver) startFetch(f fetch) {
+	d.fetches.Add(1)
+	go func() {
+		defer d.fetches.Done()
+		data, err := d.backend.FetchResult(d.fetchCtx, f.ind.ExecutorID, f.ind.BlockID)
+		if err == nil {
+			err = checkFetched(f.ind, data)
+		}
+		d.enqueue(fetchedInput{u: f.u, ind: f.ind, data: data, err: err})
+	}()
+}
+
+// query runs fn on the core: in the loop, or directly once it ended.
+func (d *driver) query(fn func(c *driverCore, now time.Time)) {
+	q := &queryInput{fn: fn, done: make(chan struct{})}
 	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
+	running := d.started && !d.closed
+	d.mu.Unlock()
+	if running && d.enqueue(q) {
+		<-q.done
+		return
+	}
+	d.coreMu.Lock()
+	defer d.coreMu.Unlock()
+	fn(d.core, d.now())
+}
+
+// submit registers a job with the loop.
+func (d *driver) submit(job *Job) (*jobState, error) {
+	in := &submitInput{job: job, done: make(chan struct{})}
+	if !d.enqueue(in) {
 		return nil, ErrStopped
 	}
-	js := &jobState{id: d.nextJob, stage: d.nextStage, job: job, done: make(chan struct{}), results: make([]Result, len(job.Tasks)), lastIndex: -1}
-	js.setID = fmt.Sprintf("stage-%d.0", js.stage)
-	d.nextJob++
-	d.nextStage++
-	err := d.core.Submit(taskSet(js), d.now())
-	if err == nil {
-		d.jobs[js.setID] = js
-		d.stageStarted(js, &o)
-		o.revive = true
-	}
-	d.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("framework: submit job %q: %w", job.Name, err)
-	}
-	d.flush(&o)
-	return js, nil
+	<-in.done
+	return in.js, in.err
 }
 
-func taskSet(js *jobState) scheduler.TaskSet {
-	specs := make([]scheduler.TaskSpec, len(js.job.Tasks))
-	for i := range js.job.Tasks {
-		specs[i].Preferred = js.job.Tasks[i].Preferred
-	}
-	return scheduler.TaskSet{ID: js.setID, JobID: js.id, StageID: js.stage, Pool: js.job.Pool, Tasks: specs}
-}
+// cancel kills a job's task set because its context ended.
+func (d *driver) cancel(js *jobState, cause error) { d.enqueue(cancelInput{js: js, cause: cause}) }
 
-func (d *driver) stageStarted(js *jobState, o *outbox) {
-	now := d.now()
-	n := len(js.job.Tasks)
-	d.stages[js.stage] = &progress.StageStatus{StageID: js.stage, Name: js.job.Name, NumTasks: n, Submitted: now}
-	if d.listening() {
-		o.events = append(o.events,
-			event.JobStart{Time: now, JobID: js.id, Name: js.job.Name, StageIDs: []int{js.stage}, NumTasks: n},
-			event.StageSubmitted{Time: now, JobID: js.id, StageID: js.stage, Name: js.job.Name, NumTasks: n})
-	}
-	d.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage, "tasks": n}).Infof("job %d (%s) submitted", js.id, js.job.Name)
-}
-
-// ResourceOffers implements Driver.
-func (d *driver) ResourceOffers(offers []scheduler.WorkerOffer) []*flintpb.TaskDescription {
-	var o outbox
+// stop aborts every job, ends the loop, then waits for result fetches in
+// flight.
+func (d *driver) stop() {
 	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
-		return nil
-	}
-	now := d.now()
-	launches := d.core.ResourceOffers(offers, now)
-	if len(launches) == 0 {
-		d.mu.Unlock()
-		d.flush(&o)
-		return nil
-	}
-	// One backing array for the round's descriptions instead of one
-	// allocation per task.
-	tds := make([]flintpb.TaskDescription, len(launches))
-	descs := make([]*flintpb.TaskDescription, len(launches))
-	listening := d.listening()
-	for i := range launches {
-		d.launched(&launches[i], &tds[i], now, listening, &o)
-		descs[i] = &tds[i]
+	started := d.started
+	if !started {
+		d.closed = true
 	}
 	d.mu.Unlock()
-	d.flush(&o)
-	return descs
+	if started && d.enqueue(stopInput{}) {
+		<-d.done
+	} else if started {
+		<-d.done
+	}
+	d.stopFetch()
+	d.fetches.Wait()
 }
 
-// launched records a core launch and fills its task description td.
-func (d *driver) launched(l *scheduler.Launch, td *flintpb.TaskDescription, now time.Time, listening bool, o *outbox) {
-	js := d.jobs[l.TaskSetID]
-	if js == nil {
-		panic(fmt.Sprintf("framework: scheduler launched task %d of unknown task set %s", l.TaskID, l.TaskSetID))
-	}
-	t := &js.job.Tasks[l.Index]
-	d.running[l.TaskID] = attempt{job: js, index: l.Index, attempt: l.Attempt, executor: l.ExecutorID}
-	if st := d.stages[js.stage]; st != nil {
-		st.Active++
-	}
-	if listening {
-		o.events = append(o.events, event.TaskStart{Time: now, StageID: js.stage, TaskID: uint64(l.TaskID), Index: l.Index,
-			Attempt: l.Attempt, ExecutorID: l.ExecutorID, Host: l.Host, Locality: l.Locality.String(), Speculative: l.Speculative})
-	}
-	*td = flintpb.TaskDescription{
-		TaskId: uint64(l.TaskID), Attempt: int32(l.Attempt), Index: int32(l.Index), TaskSetId: l.TaskSetID,
-		JobId: js.id, StageId: int32(js.stage), Function: t.Function, Codec: t.Codec, Input: t.Input,
-		Cpus: int32(l.CPUs), ExecutorId: l.ExecutorID, Speculative: l.Speculative,
-	}
+func (d *driver) activeStages() []progress.StageStatus {
+	var out []progress.StageStatus
+	d.query(func(c *driverCore, _ time.Time) { out = c.activeStages() })
+	return out
 }
+
+func (d *driver) explain(stageID, index int) (ex scheduler.Explanation, err error) {
+	d.query(func(c *driverCore, now time.Time) { ex, err = c.explain(stageID, index, now) })
+	return ex, err
+}
+
+// ExecutorUp implements Driver.
+func (d *driver) ExecutorUp(executorID, host string, cores int) {
+	d.enqueue(executorUpInput{id: executorID, host: host, cores: cores})
+}
+
+// ExecutorLost implements Driver.
+func (d *driver) ExecutorLost(executorID, reason string, causedByApp bool) {
+	d.enqueue(executorLostInput{id: executorID, reason: reason, causedByApp: causedByApp})
+}
+
+// StatusUpdate implements Driver.
+func (d *driver) StatusUpdate(u *backend.StatusUpdate) {
+	if u.State == scheduler.Running {
+		return // changes nothing: not worth a wake-up of the loop
+	}
+	d.enqueue(statusInput{u: u})
+}
+
+// Abort implements Driver: every active job fails with reason.
+func (d *driver) Abort(reason string) { d.enqueue(abortInput{reason: reason}) }

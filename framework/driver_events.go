@@ -3,42 +3,60 @@ package framework
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
-	"github.com/flint-mesos/flint/proto/flintpb"
+	"github.com/flint-mesos/flint/framework/task"
 )
 
-// process applies core events to driver state and queues their side effects.
-// cur is the status update being handled, if any; now is the time the core
-// was called with. Called with d.mu held.
-func (d *driver) process(evs []scheduler.Event, cur *flintpb.StatusUpdate, now time.Time, o *outbox) {
+// process applies the scheduling core's events to the driver's state and
+// adds their effects to the step. cur is the status update being handled,
+// if any; now is the time the core was called with.
+func (c *driverCore) process(evs []scheduler.Event, cur *backend.StatusUpdate, now time.Time) {
 	for _, e := range evs {
 		switch e := e.(type) {
 		case scheduler.TaskSucceeded:
-			d.endAttempt(e.TaskID, "FINISHED", "", cur, now, o)
+			a, ok := c.running[e.TaskID]
+			c.endAttempt(e.TaskID, "FINISHED", "", cur, now)
+			switch {
+			case ok && a.job.run != nil:
+				c.runTaskSucceeded(e.TaskID, a, now)
+			case ok:
+				c.taskSucceeded(a, now)
+			}
 		case scheduler.TaskFailed:
-			d.logFailure(e)
-			d.endAttempt(e.TaskID, "FAILED", e.Failure.Message, cur, now, o)
-			if js := d.jobs[e.TaskSetID]; js != nil {
+			c.logFailure(e)
+			a, ok := c.running[e.TaskID]
+			c.endAttempt(e.TaskID, "FAILED", e.Failure.Message, cur, now)
+			if ok && a.job.run != nil && e.Failure.Kind == scheduler.FetchFailed {
+				c.endRunSet(a.job, "fetch failure: "+e.Failure.Message, now)
+				c.runFetchFailed(e.TaskID, a, e.Failure.Message, now)
+			}
+			if js := c.jobs[e.TaskSetID]; js != nil {
 				js.lastIndex, js.lastAttempt = e.Index, e.Attempt
 			}
 		case scheduler.TaskKilled:
-			d.endAttempt(e.TaskID, "KILLED", e.Reason, cur, now, o)
+			c.endAttempt(e.TaskID, "KILLED", e.Reason, cur, now)
 		case scheduler.KillTask:
-			o.kills = append(o.kills, e)
+			c.out.Kills = append(c.out.Kills, backend.Kill{TaskID: uint64(e.TaskID), ExecutorID: e.ExecutorID, Reason: e.Reason})
 		case scheduler.TaskSetFinished:
-			d.endJob(e.TaskSetID, nil, now, o)
+			// the DAG core ended the job with the set's last result; a
+			// stage of a job of stages just ends
+			if js := c.jobs[e.TaskSetID]; js != nil && js.run != nil {
+				c.endRunSet(js, "", now)
+			}
 		case scheduler.TaskSetAborted:
-			d.endJob(e.TaskSetID, &e, now, o)
+			c.taskSetAborted(e, now)
 		case scheduler.ExecutorExcluded:
-			d.log.WithField("executor", e.ExecutorID).Warnf("executor %s excluded %s after repeated task failures", e.ExecutorID, exclusionScope(e.Until, e.TaskSetID))
+			c.log.WithField("executor", e.ExecutorID).Warnf("executor %s excluded %s after repeated task failures", e.ExecutorID, exclusionScope(e.Until, e.TaskSetID))
 		case scheduler.NodeExcluded:
-			d.log.WithField("host", e.Host).Warnf("host %s excluded %s after repeated task failures", e.Host, exclusionScope(e.Until, e.TaskSetID))
+			c.log.WithField("host", e.Host).Warnf("host %s excluded %s after repeated task failures", e.Host, exclusionScope(e.Until, e.TaskSetID))
 		}
 	}
 }
@@ -52,24 +70,28 @@ func exclusionScope(until time.Time, taskSet string) string {
 	return "until " + until.Format(time.RFC3339)
 }
 
-func (d *driver) logFailure(e scheduler.TaskFailed) {
-	a, ok := d.running[e.TaskID]
+func (c *driverCore) logFailure(e scheduler.TaskFailed) {
+	a, ok := c.running[e.TaskID]
 	fields := logrus.Fields{"task": e.TaskID, "taskSet": e.TaskSetID, "index": e.Index, "attempt": e.Attempt}
 	if ok {
 		fields["executor"] = a.executor
 	}
-	d.log.WithFields(fields).Warnf("lost task %d.%d in %s (TID %d): %s", e.Index, e.Attempt, e.TaskSetID, e.TaskID, e.Failure.Message)
+	if !e.WillRetry { // the job's error reports it: print each failure once
+		c.log.WithFields(fields).Debugf("lost task %d.%d in %s (TID %d): %s", e.Index, e.Attempt, e.TaskSetID, e.TaskID, e.Failure.Message)
+		return
+	}
+	c.log.WithFields(fields).Warnf("lost task %d.%d in %s (TID %d): %s; retrying", e.Index, e.Attempt, e.TaskSetID, e.TaskID, firstLine(e.Failure.Message))
 }
 
 // endAttempt forgets a finished attempt, updates the stage counters and
 // posts TaskEnd.
-func (d *driver) endAttempt(id scheduler.TaskID, state, reason string, cur *flintpb.StatusUpdate, now time.Time, o *outbox) {
-	a, ok := d.running[id]
+func (c *driverCore) endAttempt(id scheduler.TaskID, state, reason string, cur *backend.StatusUpdate, now time.Time) {
+	a, ok := c.running[id]
 	if !ok {
 		return
 	}
-	delete(d.running, id)
-	if st := d.stages[a.job.stage]; st != nil {
+	delete(c.running, id)
+	if st := c.stages[a.job.stage]; st != nil {
 		st.Active--
 		switch state {
 		case "FINISHED":
@@ -78,44 +100,49 @@ func (d *driver) endAttempt(id scheduler.TaskID, state, reason string, cur *flin
 			st.Failed++
 		}
 	}
-	if !d.listening() {
+	if !c.listening() {
 		return
 	}
-	te := event.TaskEnd{Time: now, StageID: a.job.stage, TaskID: uint64(id), Index: a.index, Attempt: a.attempt,
+	te := event.TaskEnd{Time: now, StageID: a.job.stage, StageAttempt: a.job.stageAttempt(), TaskID: uint64(id), Index: a.index, Attempt: a.attempt,
 		ExecutorID: a.executor, State: state, Reason: reason}
-	if cur != nil && cur.TaskId == uint64(id) && cur.Metrics != nil {
-		te.RunTime, te.ResultSize = time.Duration(cur.Metrics.RunTimeNanos), cur.Metrics.ResultSize
+	if cur != nil && cur.TaskID == uint64(id) {
+		m := &cur.Metrics
+		te.RunTime, te.ResultSize = m.RunTime, m.ResultSize
+		te.DecodeTime, te.EncodeTime, te.InputSize = m.DecodeTime, m.EncodeTime, m.InputSize
+		shuffleMetricsOf(&te, &m.Shuffle)
 	}
-	o.events = append(o.events, te)
+	c.out.events = append(c.out.events, te)
 }
 
 // endJob completes or fails the job owning a task set.
-func (d *driver) endJob(setID string, ab *scheduler.TaskSetAborted, now time.Time, o *outbox) {
-	js := d.jobs[setID]
+func (c *driverCore) endJob(setID string, ab *scheduler.TaskSetAborted, now time.Time) {
+	js := c.jobs[setID]
 	if js == nil || js.ended {
 		return
 	}
 	js.ended = true
-	delete(d.jobs, setID)
-	d.stageEnded(js.stage)
+	delete(c.jobs, setID)
+	delete(c.byID, js.id)
+	c.stageEnded(js.stage)
 	reason := ""
 	if ab != nil {
 		js.err = jobError(js, ab)
 		reason = ab.Reason
 		js.results = nil
-		d.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage}).Errorf("job %d (%s) aborted: %s", js.id, js.job.Name, ab.Reason)
+		// Debug: RunJob returns the error and its caller reports it once.
+		c.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage}).Debugf("job %d (%s) aborted: %s", js.id, js.job.Name, ab.Reason)
 	} else {
-		d.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage}).Infof("job %d (%s) finished", js.id, js.job.Name)
+		c.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage}).Debugf("job %d (%s) finished", js.id, js.job.Name)
 	}
-	close(js.done)
-	if !d.listening() {
+	c.out.done = append(c.out.done, js)
+	if !c.listening() {
 		return
 	}
 	var jerr error
 	if js.err != nil {
 		jerr = js.err
 	}
-	o.events = append(o.events,
+	c.out.events = append(c.out.events,
 		event.StageCompleted{Time: now, JobID: js.id, StageID: js.stage, FailureReason: reason},
 		event.JobEnd{Time: now, JobID: js.id, Err: jerr})
 }
@@ -129,112 +156,61 @@ func jobError(js *jobState, ab *scheduler.TaskSetAborted) *JobError {
 	return je
 }
 
-// tick advances the core's timers: speculation, exclusion expiry,
-// unschedulable task sets and locality waits (which need fresh offers).
-func (d *driver) tick() {
-	var o outbox
-	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
-		return
-	}
-	now := d.now()
-	d.process(d.core.Tick(now), nil, now, &o)
-	o.revive = d.core.WantsOffers()
-	d.mu.Unlock()
-	d.flush(&o)
-}
-
-// cancel kills a job's task set because its context ended or the driver stops.
-func (d *driver) cancel(js *jobState, cause error) {
-	var o outbox
-	d.mu.Lock()
-	d.cancelLocked(js, cause, &o)
-	d.mu.Unlock()
-	d.flush(&o)
-}
-
-func (d *driver) cancelLocked(js *jobState, cause error, o *outbox) {
-	if js.ended {
-		return
-	}
-	js.cause = cause // before the job ends: RunJob reads the error as soon as done closes
-	d.process(d.core.KillTaskSet(js.setID, fmt.Sprintf("job cancelled: %v", cause)), nil, d.now(), o)
-	if !js.ended { // the core already considered the set done; end the job anyway
-		d.endJob(js.setID, &scheduler.TaskSetAborted{TaskSetID: js.setID, Reason: fmt.Sprintf("job cancelled: %v", cause)}, d.now(), o)
-	}
-}
-
-// Abort implements Driver: every active job fails with reason.
-func (d *driver) Abort(reason string) {
-	var o outbox
-	d.mu.Lock()
-	cause := fmt.Errorf("%w: %s", ErrBackendAborted, reason)
-	for _, js := range d.jobs {
-		d.cancelLocked(js, cause, &o)
-	}
-	d.mu.Unlock()
-	d.log.Errorf("backend aborted the active jobs: %s", reason)
-	d.flush(&o)
-}
-
-// stop aborts every job, then waits for result fetches in flight.
-func (d *driver) stop() {
-	var o outbox
-	d.mu.Lock()
-	if !d.stopped {
-		d.stopped = true
-		for _, js := range d.jobs {
-			d.cancelLocked(js, ErrStopped, &o)
-		}
-	}
-	d.mu.Unlock()
-	d.flush(&o)
-	d.stopFetch()
-	d.fetches.Wait()
-}
-
 // keepEndedStages is how many ended stages the status tracker still reports
 // (Ended set), so the progress display learns their final counts.
 const keepEndedStages = 8
 
 // stageEnded marks a stage ended and forgets the oldest ended ones.
-// Called with d.mu held.
-func (d *driver) stageEnded(stage int) {
-	if st := d.stages[stage]; st != nil {
+func (c *driverCore) stageEnded(stage int) {
+	if st := c.stages[stage]; st != nil {
 		st.Ended = true
 	}
-	d.ended = append(d.ended, stage)
-	if len(d.ended) > keepEndedStages {
-		delete(d.stages, d.ended[0])
-		d.ended = d.ended[1:]
+	c.ended = append(c.ended, stage)
+	if len(c.ended) > keepEndedStages {
+		delete(c.stages, c.ended[0])
+		c.ended = c.ended[1:]
 	}
 }
 
 // activeStages is the status tracker behind the progress bar: running
 // stages and the last few ended ones.
-func (d *driver) activeStages() []progress.StageStatus {
-	d.mu.Lock()
-	out := make([]progress.StageStatus, 0, len(d.stages))
-	for _, st := range d.stages {
+func (c *driverCore) activeStages() []progress.StageStatus {
+	out := make([]progress.StageStatus, 0, len(c.stages))
+	for _, st := range c.stages {
 		out = append(out, *st)
 	}
-	d.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].StageID < out[j].StageID })
 	return out
 }
 
 // explain says why a task of an active stage is not running.
-func (d *driver) explain(stageID, index int) (scheduler.Explanation, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, js := range d.jobs {
+func (c *driverCore) explain(stageID, index int, now time.Time) (scheduler.Explanation, error) {
+	for _, js := range c.jobs {
 		if js.stage == stageID {
 			if index < 0 || index >= len(js.job.Tasks) {
 				return scheduler.Explanation{}, fmt.Errorf("framework: stage %d has no task %d", stageID, index)
 			}
-			return d.core.Explain(js.setID, index, d.now()), nil
+			return c.sched.Explain(js.setID, index, now), nil
 		}
 	}
 	return scheduler.Explanation{}, fmt.Errorf("framework: stage %d is not active", stageID)
+}
+
+// firstLine is a message's first line, for a log line that stands for it
+// (a dead executor's report carries its stderr below).
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " (…)"
+	}
+	return s
+}
+
+// shuffleMetricsOf fills te's shuffle figures from the executor's.
+func shuffleMetricsOf(te *event.TaskEnd, m *task.ShuffleMetrics) {
+	te.ShuffleWriteBytes = m.BytesWritten
+	te.ShuffleReadBytes = m.ReadBytes()
+	te.ShuffleWrite = event.ShuffleWriteMetrics{Records: m.RecordsWritten, Spills: m.Spills,
+		SpillBytes: m.SpillBytes, WriteTime: m.WriteTime}
+	te.ShuffleRead = event.ShuffleReadMetrics{LocalBlocks: m.LocalBlocks, RemoteBlocks: m.RemoteBlocks,
+		LocalBytes: m.LocalBytes, RemoteBytes: m.RemoteBytes, FetchWait: m.FetchWait}
 }

@@ -7,196 +7,116 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/scheduler"
-	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// StatusUpdate implements Driver.
-func (d *driver) StatusUpdate(u *flintpb.StatusUpdate) {
+// statusUpdate handles a task's state (RUNNING updates change nothing).
+func (c *driverCore) statusUpdate(u *backend.StatusUpdate, now time.Time) {
 	switch u.State {
-	case flintpb.TaskState_TASK_RUNNING:
+	case scheduler.Running:
 		return
-	case flintpb.TaskState_TASK_FINISHED:
-		if ind := u.GetResult().GetIndirect(); ind != nil {
-			d.fetchIndirect(u, ind)
+	case scheduler.Finished:
+		c.freeSlot(scheduler.TaskID(u.TaskID))
+		if u.Indirect != nil {
+			c.fetchIndirect(u, u.Indirect)
 			return
 		}
-		d.finish(u, u.GetResult().GetInline())
-	case flintpb.TaskState_TASK_FAILED, flintpb.TaskState_TASK_KILLED, flintpb.TaskState_TASK_LOST:
-		d.fail(u, failureOf(u))
+		c.finish(u, u.Result, now)
+	case scheduler.Failed, scheduler.KilledState, scheduler.Lost:
+		c.freeSlot(scheduler.TaskID(u.TaskID))
+		c.fail(u, failureOf(u), now)
 	default:
-		d.log.Warnf("ignoring status update for task %d with state %s", u.TaskId, u.State)
+		c.log.Warnf("ignoring status update for task %d with state %s", u.TaskID, u.State)
 	}
 }
 
-// startFetch registers a result fetch for a task the driver still waits on;
-// false means the result is not wanted (duplicate, zombie or stopped).
-func (d *driver) startFetch(id uint64) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.running[scheduler.TaskID(id)]; d.stopped || !ok {
-		return false
-	}
-	d.fetches.Add(1) // under the lock: stop() cannot be waiting yet
-	return true
-}
-
-// fetchIndirect fetches a result the executor kept (Spark's IndirectTaskResult)
-// off the caller's goroutine, then completes the task with it.
-func (d *driver) fetchIndirect(u *flintpb.StatusUpdate, ind *flintpb.IndirectResult) {
-	if !d.startFetch(u.TaskId) {
-		d.backend.ReleaseResult(ind.ExecutorId, ind.BlockId)
+// fetchIndirect asks the loop to fetch a result the executor kept (Spark's
+// IndirectTaskResult) when the driver still waits on the task; otherwise
+// the block is released at once.
+func (c *driverCore) fetchIndirect(u *backend.StatusUpdate, ind *backend.IndirectResult) {
+	if _, ok := c.running[scheduler.TaskID(u.TaskID)]; c.stopped || !ok {
+		c.out.Releases = append(c.out.Releases, backend.Release{ExecutorID: ind.ExecutorID, BlockID: ind.BlockID})
 		return
 	}
-	go func() {
-		defer d.fetches.Done()
-		data, err := d.backend.FetchResult(d.fetchCtx, ind.ExecutorId, ind.BlockId)
-		if err == nil {
-			err = checkFetched(ind, data)
-		}
-		d.backend.ReleaseResult(ind.ExecutorId, ind.BlockId)
-		if err != nil {
-			d.fail(u, scheduler.Failure{Kind: scheduler.ResultLost,
-				Message: fmt.Sprintf("fetch result %s of task %d from executor %s: %v", ind.BlockId, u.TaskId, ind.ExecutorId, err)})
-			return
-		}
-		d.finish(u, data)
-	}()
+	c.out.fetches = append(c.out.fetches, fetch{u: u, ind: ind})
 }
 
-func checkFetched(ind *flintpb.IndirectResult, data []byte) error {
-	if int64(len(data)) != ind.Size_ {
-		return fmt.Errorf("got %d bytes, executor announced %d", len(data), ind.Size_)
+// fetched completes a task whose kept result was fetched (or not), and
+// releases the block.
+func (c *driverCore) fetched(u *backend.StatusUpdate, ind *backend.IndirectResult, data []byte, err error, now time.Time) {
+	c.out.Releases = append(c.out.Releases, backend.Release{ExecutorID: ind.ExecutorID, BlockID: ind.BlockID})
+	if err != nil {
+		c.fail(u, scheduler.Failure{Kind: scheduler.ResultLost,
+			Message: fmt.Sprintf("fetch result %s of task %d from executor %s: %v", ind.BlockID, u.TaskID, ind.ExecutorID, err)}, now)
+		return
 	}
-	if ind.Sha256 == "" {
+	c.finish(u, data, now)
+}
+
+func checkFetched(ind *backend.IndirectResult, data []byte) error {
+	if int64(len(data)) != ind.Size {
+		return fmt.Errorf("got %d bytes, executor announced %d", len(data), ind.Size)
+	}
+	if ind.SHA256 == "" {
 		return nil
 	}
 	sum := sha256.Sum256(data)
-	want, err := hex.DecodeString(ind.Sha256)
+	want, err := hex.DecodeString(ind.SHA256)
 	if err != nil || !bytes.Equal(sum[:], want) {
-		return fmt.Errorf("checksum mismatch: got %x, executor announced %s", sum, ind.Sha256)
+		return fmt.Errorf("checksum mismatch: got %x, executor announced %s", sum, ind.SHA256)
 	}
 	return nil
 }
 
 // finish reports a successful attempt with its result bytes to the core.
-func (d *driver) finish(u *flintpb.StatusUpdate, data []byte) {
-	var o outbox
-	d.mu.Lock()
-	id := scheduler.TaskID(u.TaskId)
-	a, ok := d.running[id]
+func (c *driverCore) finish(u *backend.StatusUpdate, data []byte, now time.Time) {
+	id := scheduler.TaskID(u.TaskID)
+	a, ok := c.running[id]
 	if !ok {
-		d.mu.Unlock()
 		return
 	}
-	now := d.now()
-	evs := d.core.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(data))}, now)
+	if a.job.run != nil {
+		c.finishStageTask(u, a, data, now)
+		return
+	}
+	evs := c.sched.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(data))}, now)
 	for _, e := range evs {
 		if s, ok := e.(scheduler.TaskSucceeded); ok && s.TaskID == id && !a.job.ended {
-			a.job.results[a.index] = Result{Index: a.index, Attempt: a.attempt, ExecutorID: a.executor, Output: data, Metrics: metricsOf(u.Metrics)}
+			a.job.results[a.index] = Result{Index: a.index, Attempt: a.attempt, ExecutorID: a.executor, Output: data, Metrics: metricsOf(&u.Metrics)}
 		}
 	}
-	d.process(evs, u, now, &o)
-	d.mu.Unlock()
-	d.flush(&o)
+	c.process(evs, u, now)
+	c.changed = true
 }
 
 // fail reports a failed, killed or lost attempt to the core.
-func (d *driver) fail(u *flintpb.StatusUpdate, f scheduler.Failure) {
-	var o outbox
-	d.mu.Lock()
-	id := scheduler.TaskID(u.TaskId)
-	if _, ok := d.running[id]; !ok {
-		d.mu.Unlock()
+func (c *driverCore) fail(u *backend.StatusUpdate, f scheduler.Failure, now time.Time) {
+	id := scheduler.TaskID(u.TaskID)
+	if _, ok := c.running[id]; !ok {
 		return
 	}
-	st := scheduler.Failed
-	switch u.State {
-	case flintpb.TaskState_TASK_KILLED:
-		st = scheduler.KilledState
-	case flintpb.TaskState_TASK_LOST:
-		st = scheduler.Lost
+	st := u.State
+	if st != scheduler.KilledState && st != scheduler.Lost {
+		st = scheduler.Failed
 	}
-	now := d.now()
-	evs := d.core.StatusUpdate(id, scheduler.Update{State: st, Failure: &f}, now)
-	d.process(evs, u, now, &o)
-	d.mu.Unlock()
-	d.flush(&o)
+	c.process(c.sched.StatusUpdate(id, scheduler.Update{State: st, Failure: &f}, now), u, now)
+	c.dirty, c.changed = true, true
 }
 
-func metricsOf(m *flintpb.TaskMetrics) TaskMetrics {
-	if m == nil {
-		return TaskMetrics{}
+func metricsOf(m *backend.TaskMetrics) TaskMetrics {
+	return TaskMetrics{RunTime: m.RunTime, DecodeTime: m.DecodeTime, EncodeTime: m.EncodeTime, InputSize: m.InputSize, ResultSize: m.ResultSize}
+}
+
+// failureOf is the failure an update reports; one without a failure gets
+// its state's kind, one without a message a message naming the state.
+func failureOf(u *backend.StatusUpdate) scheduler.Failure {
+	f := scheduler.Failure{Kind: backend.FailureKindOf(u.State)}
+	if u.Failure != nil {
+		f = scheduler.Failure{Kind: u.Failure.Kind, Message: u.Failure.Message, Stack: u.Failure.Stack}
 	}
-	return TaskMetrics{RunTime: time.Duration(m.RunTimeNanos), DecodeTime: time.Duration(m.DecodeNanos),
-		EncodeTime: time.Duration(m.EncodeNanos), InputSize: m.InputSize, ResultSize: m.ResultSize}
-}
-
-var failureKinds = map[flintpb.FailureKind]scheduler.FailureKind{
-	flintpb.FailureKind_EXCEPTION:        scheduler.Exception,
-	flintpb.FailureKind_PANIC:            scheduler.Panic,
-	flintpb.FailureKind_RESULT_TOO_LARGE: scheduler.ResultTooLarge,
-	flintpb.FailureKind_DECODE_ERROR:     scheduler.DecodeError,
-	flintpb.FailureKind_UNKNOWN_FUNCTION: scheduler.UnknownFunction,
-	flintpb.FailureKind_KILLED:           scheduler.Killed,
-	flintpb.FailureKind_EXECUTOR_LOST:    scheduler.ExecutorLost,
-	flintpb.FailureKind_RESULT_LOST:      scheduler.ResultLost,
-	flintpb.FailureKind_LAUNCH_FAILED:    scheduler.LaunchFailed,
-}
-
-func failureOf(u *flintpb.StatusUpdate) scheduler.Failure {
-	f := u.GetFailure()
-	kind, ok := failureKinds[f.GetKind()]
-	if !ok {
-		kind = scheduler.Exception
-		if u.State == flintpb.TaskState_TASK_KILLED {
-			kind = scheduler.Killed
-		} else if u.State == flintpb.TaskState_TASK_LOST {
-			kind = scheduler.ExecutorLost
-		}
+	if f.Message == "" {
+		f.Message = fmt.Sprintf("task %d reported %s without a reason", u.TaskID, u.State)
 	}
-	msg := f.GetMessage()
-	if msg == "" {
-		msg = fmt.Sprintf("task %d reported %s without a reason", u.TaskId, u.State)
-	}
-	return scheduler.Failure{Kind: kind, Message: msg, Stack: f.GetStack()}
-}
-
-// ExecutorAdded implements Driver.
-func (d *driver) ExecutorAdded(executorID, host string, cores int) {
-	d.log.WithField("executor", executorID).Infof("executor %s added on %s with %d cores", executorID, host, cores)
-	d.bus.Post(event.ExecutorAdded{Time: d.now(), ExecutorID: executorID, Host: host, Cores: cores})
-}
-
-// ExecutorLost implements Driver.
-func (d *driver) ExecutorLost(executorID, reason string, causedByApp bool) {
-	var o outbox
-	d.mu.Lock()
-	now := d.now()
-	evs := d.core.ExecutorLost(executorID, scheduler.Failure{Kind: scheduler.ExecutorLost, ExitCausedByApp: causedByApp,
-		Message: fmt.Sprintf("executor %s lost: %s", executorID, reason)}, now)
-	d.process(evs, nil, now, &o)
-	o.events = append(o.events, event.ExecutorRemoved{Time: now, ExecutorID: executorID, Reason: reason})
-	o.revive = o.revive || d.core.WantsOffers()
-	d.mu.Unlock()
-	d.log.WithField("executor", executorID).Warnf("executor %s lost: %s", executorID, reason)
-	d.flush(&o)
-}
-
-// WantsOffers implements Driver.
-func (d *driver) WantsOffers() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return !d.stopped && d.core.WantsOffers()
-}
-
-// PendingHostPreferences implements Driver.
-func (d *driver) PendingHostPreferences() map[string]int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.stopped {
-		return nil
-	}
-	return d.core.PendingHostPreferences()
+	return f
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/flint-mesos/flint/framework/backend"
 )
 
 // Sentinel errors. Match them with errors.Is.
@@ -13,7 +15,9 @@ var (
 	// ErrStopped is returned by RunJob after Stop.
 	ErrStopped = errors.New("framework: context stopped")
 	// ErrNoBackend means no backend is registered for a master kind.
-	ErrNoBackend = errors.New("framework: no backend for master")
+	ErrNoBackend = backend.ErrNoBackend
+	// ErrBadMaster is wrapped by every error about an invalid master string.
+	ErrBadMaster = backend.ErrBadMaster
 	// ErrInvalidJob is wrapped by job validation errors.
 	ErrInvalidJob = errors.New("framework: invalid job")
 	// ErrBackendAborted is the cause of jobs a backend gave up on (Driver.Abort).

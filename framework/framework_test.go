@@ -18,6 +18,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/event"
 	_ "github.com/flint-mesos/flint/framework/local"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -61,12 +62,12 @@ func newContext(t *testing.T, conf ...string) *framework.Context {
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := fc.Stop(); err != nil {
+		if err := fc.Stop(context.Background()); err != nil {
 			t.Errorf("Stop: %v", err)
 		}
 	})
@@ -223,14 +224,14 @@ func TestListenerSeesJobAndTaskEvents(t *testing.T) {
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	fc, err := framework.NewContext(cfg, framework.WithLogger(log), framework.WithListener(l))
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log), framework.WithListener(l))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := framework.Map(context.Background(), fc, square, ints(20)); err != nil {
 		t.Fatal(err)
 	}
-	if err := fc.Stop(); err != nil { // Stop drains the bus
+	if err := fc.Stop(context.Background()); err != nil { // Stop drains the bus
 		t.Fatal(err)
 	}
 	want := map[string]int{"event.ExecutorAdded": 1, "event.JobStart": 1, "event.StageSubmitted": 1,
@@ -260,7 +261,7 @@ func TestListenerAddedLaterSeesLaterJobs(t *testing.T) {
 	if _, err := framework.Map(context.Background(), fc, square, ints(30)); err != nil {
 		t.Fatal(err)
 	}
-	if err := fc.Stop(); err != nil { // Stop drains the bus
+	if err := fc.Stop(context.Background()); err != nil { // Stop drains the bus
 		t.Fatal(err)
 	}
 	want := map[string]int{"event.JobStart": 1, "event.StageSubmitted": 1,
@@ -280,7 +281,7 @@ func TestStopFailsRunningJobs(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { _, err := framework.Map(context.Background(), fc, block, ints(4)); errc <- err }()
 	waitFor(t, func() bool { return started.Load() == 2 })
-	if err := fc.Stop(); err != nil {
+	if err := fc.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-errc; !errors.Is(err, framework.ErrStopped) {
@@ -295,7 +296,7 @@ func TestBadMasterIsRejected(t *testing.T) {
 	cfg := framework.NewConfig()
 	err := cfg.Set("flint.master", "yarn") // config validation may already refuse it
 	if err == nil {
-		_, err = framework.NewContext(cfg)
+		_, err = framework.NewContext(context.Background(), cfg)
 	}
 	if err == nil || !strings.Contains(err.Error(), `"yarn"`) {
 		t.Fatalf("master yarn accepted or unclear error: %v", err)
@@ -307,7 +308,7 @@ func TestMesosMasterWithoutBackendIsAClearError(t *testing.T) {
 	if err := cfg.Set("flint.master", "mesos://127.0.0.1:5050"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := framework.NewContext(cfg)
+	_, err := framework.NewContext(context.Background(), cfg)
 	if !errors.Is(err, framework.ErrNoBackend) {
 		t.Fatalf("err = %v, want ErrNoBackend", err)
 	}
@@ -323,13 +324,7 @@ func TestEmptyJob(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitfor.True(t, 10*time.Second, "the condition", cond)
 }
 
 func TestEndedStagesReportFinalCounts(t *testing.T) {
@@ -348,5 +343,34 @@ func TestEndedStagesReportFinalCounts(t *testing.T) {
 	}
 	if n := len(fc.ActiveStages()); n != 8 {
 		t.Fatalf("%d stages reported after 11 jobs, want the last 8 ended ones", n)
+	}
+}
+
+// RunJob fills in the default pool for the driver without writing to the
+// caller's Job: the same Job can be run again, concurrently too.
+func TestRunJobLeavesTheCallersJobAsItWas(t *testing.T) {
+	fc := newContext(t, "flint.master=local[2]", "flint.scheduler.pool=etl")
+	var tasks []framework.Task
+	for i := range 3 {
+		task, err := square.Task(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks = append(tasks, task)
+	}
+	job := &framework.Job{Name: "squares", Tasks: tasks}
+	want := *job
+	want.Tasks = append([]framework.Task(nil), tasks...)
+	res, err := fc.RunJob(context.Background(), job)
+	if err != nil || len(res) != 3 {
+		t.Fatalf("RunJob: %d results, %v", len(res), err)
+	}
+	if job.Name != want.Name || job.Pool != "" || len(job.Tasks) != len(want.Tasks) {
+		t.Fatalf("job after RunJob: %+v, want %+v", *job, want)
+	}
+	for i := range job.Tasks {
+		if job.Tasks[i].Function != want.Tasks[i].Function || !bytes.Equal(job.Tasks[i].Input, want.Tasks[i].Input) {
+			t.Fatalf("task %d changed: %+v, want %+v", i, job.Tasks[i], want.Tasks[i])
+		}
 	}
 }

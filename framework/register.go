@@ -95,3 +95,12 @@ func WithJobName(name string) JobOption { return func(j *Job) { j.Name = name } 
 
 // WithPool runs the job in a FAIR scheduler pool.
 func WithPool(pool string) JobOption { return func(j *Job) { j.Pool = pool } }
+
+// FreezeRegistry makes later Register calls (and dataset.Job) panic:
+// flint.Main calls it before it runs the driver or an executor, since a
+// function registered after the program started would be missing on
+// executors.
+func FreezeRegistry() { task.Default().Freeze() }
+
+// RegistrationFrozen reports whether FreezeRegistry was called.
+func RegistrationFrozen() bool { return task.Default().Frozen() }

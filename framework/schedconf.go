@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/scheduler"
 )
 
@@ -20,7 +21,7 @@ import (
 // Spark). The embedded master turns it off too: all its agents run on this
 // one host, so excluding "the node" after two failures would exclude every
 // executor at once.
-func schedulerConfig(cfg *Config, m Master) (scheduler.Config, uint64, error) {
+func schedulerConfig(cfg *Config, m backend.Master) (scheduler.Config, uint64, error) {
 	sc := scheduler.DefaultConfig()
 	sc.TaskCPUs = cfg.Int("flint.task.cpus")
 	sc.MaxTaskFailures = cfg.Int("flint.task.maxFailures")
@@ -38,11 +39,11 @@ func schedulerConfig(cfg *Config, m Master) (scheduler.Config, uint64, error) {
 		MinTaskRuntime: cfg.Duration("flint.speculation.minTaskRuntime"),
 	}
 	sc.Exclude = excludeConfig(cfg)
-	if m.Kind == MasterLocal {
+	if m.Kind == backend.MasterLocal {
 		sc.Exclude.Enabled = false
 		sc.MaxTaskFailures = max(m.MaxFailures, 1)
 	}
-	if m.Kind == MasterEmbedded {
+	if m.Kind == backend.MasterEmbedded {
 		sc.Exclude.Enabled = false
 	}
 	if path := cfg.String("flint.scheduler.allocation.file"); path != "" {

@@ -1,8 +1,8 @@
-// Package uri moves files into task sandboxes: the fetcher that gives
-// Mesos' CommandInfo.URI its meaning (used by the minimesos agent and by
-// Flint's executors), with a safe archive extractor and a size-bounded
-// download cache, and the driver's file server that publishes files (by
-// default the driver's own executable) for those fetchers.
+// Package uri is the fetcher that gives Mesos' CommandInfo.URI its
+// meaning: it moves files into task sandboxes for the minimesos agent (and
+// Flint's executors fetching added files), with a safe archive extractor
+// and a size-bounded download cache. The driver's file server that
+// publishes files for these fetchers is uri/fileserver.
 //
 // # Fetching
 //
@@ -18,14 +18,19 @@
 //
 // The sandbox file is output_file (sandbox-relative, subdirectories
 // created, never absolute nor leaving the sandbox, even through a symlink)
-// or the URI's basename with the query stripped. executable=true means
+// or, exactly as Mesos' fetcher names it, everything after the URI's last
+// "/" — query and fragment included, nothing unescaped, so
+// http://h/f/flint?token=t names the file "flint?token=t" (set output_file
+// to name it otherwise). executable=true means
 // chmod 0755 and no extraction. extract (default true) unpacks .tar .tgz
 // .tar.gz .tbz2 .tar.bz2 .txz .tar.xz .zip into the sandbox top and
 // gunzips a bare .gz there; the archive stays in the sandbox, as in Mesos,
 // unless it came from the cache (then it is extracted straight from the
-// cache). An http(s) URI may end in "#sha256=<hex>": the fragment is never
-// sent and the content must match it (Flint's file server publishes the
-// executable this way).
+// cache). A fragment is never sent, and no checksum is verified: Mesos'
+// fetcher verifies none either, so integrity is the executor's job (it
+// checks its own binary's SHA-256 before it registers, and the SHA-256 of
+// added files, which for a remote URL SplitChecksum reads from a
+// "#sha256=<hex>" fragment).
 //
 // # Extraction
 //
@@ -42,16 +47,4 @@
 // A Cache keeps content fetched with cache=true, keyed by the URI, and
 // evicts least recently used entries to stay within its byte budget.
 // Concurrent fetches of one URI download it once; a hit touches no network.
-//
-// # File server
-//
-// Server is the driver's HTTP file server (Spark's file server for jars and
-// files). AddFile and AddExecutable publish a file under
-// /files/<sha256>/<name>#sha256=<sha256>, so fetchers verify what they get;
-// names are looked up in a table, never joined to the filesystem, and a file
-// that changed after it was added is refused (409/410) rather than served
-// with a stale hash. A token is required by default (a Bearer header, or a
-// ?token= query for Mesos fetchers that cannot send headers; never logged);
-// TokenHeader gives a Fetcher the header for the server's own host only.
-// GET and HEAD with ranges and ETags are served by http.ServeContent.
 package uri

@@ -1,12 +1,9 @@
 package uri
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"net/http"
@@ -72,18 +69,9 @@ func (f *Fetcher) download(ctx context.Context, src source, w *os.File) (int64, 
 	if f.maxDownload > 0 && resp.ContentLength > f.maxDownload {
 		return 0, fmt.Errorf("%w: %d bytes announced, more than %d", ErrTooLarge, resp.ContentLength, f.maxDownload)
 	}
-	var sum hash.Hash
-	var dst io.Writer = w
-	if src.sha256 != nil {
-		sum = sha256.New()
-		dst = io.MultiWriter(w, sum)
-	}
-	n, err := copyLimited(ctx, dst, resp.Body, f.maxDownload)
+	n, err := copyLimited(ctx, w, resp.Body, f.maxDownload)
 	if err != nil {
 		return n, err
-	}
-	if sum != nil && !bytes.Equal(sum.Sum(nil), src.sha256) {
-		return n, fmt.Errorf("%w: sha256 %x, want %x", ErrChecksum, sum.Sum(nil), src.sha256)
 	}
 	return n, w.Chmod(0o644)
 }

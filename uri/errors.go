@@ -25,9 +25,6 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrHTTPStatus: any other non-2xx HTTP response.
 	ErrHTTPStatus = errors.New("unexpected HTTP status")
-	// ErrChecksum: the content does not match the "#sha256=<hex>" fragment of
-	// an http(s) URI.
-	ErrChecksum = errors.New("checksum mismatch")
 	// ErrNotArchive: Extract was given a file whose name has no known
 	// archive suffix.
 	ErrNotArchive = errors.New("not a known archive type")

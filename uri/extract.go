@@ -54,6 +54,13 @@ const (
 	kindGz // a bare gzip-compressed file
 )
 
+// IsArchive reports whether the fetcher extracts a file of this name when
+// its URI asks for extraction (the default): .tar .tgz .tar.gz .tbz2
+// .tar.bz2 .txz .tar.xz .zip and a bare .gz, by case-sensitive suffix as
+// Mesos' fetcher decides. Drivers ask it to know what an agent will do
+// with a URI they send.
+func IsArchive(name string) bool { return archiveKindOf(name) != notArchive }
+
 // archiveKindOf classifies a file name the way Mesos' fetcher does
 // (case-sensitive suffixes).
 func archiveKindOf(name string) archiveKind {

@@ -285,3 +285,21 @@ func TestExtractReplacesSymlinkWithFile(t *testing.T) {
 		t.Fatalf("f is not a regular file: %v", err)
 	}
 }
+
+// IsArchive is the fetcher's own rule, which drivers use to know what an
+// agent will do with a URI: case-sensitive suffixes, a bare .gz included.
+func TestIsArchive(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a.tar": true, "a.tgz": true, "a.tar.gz": true, "a.tbz2": true, "a.tar.bz2": true,
+		"a.txz": true, "a.tar.xz": true, "a.zip": true, "flint.gz": true,
+		"flint": false, "a.TAR.GZ": false, "a.Zip": false, "a.tar.gz.sig": false, "gz": false,
+	} {
+		if got := IsArchive(name); got != want {
+			t.Errorf("IsArchive(%q) = %t, want %t", name, got, want)
+		}
+		// Extract agrees: what IsArchive calls no archive is ErrNotArchive.
+		if err := Extract(filepath.Join(t.TempDir(), name), t.TempDir(), Limits{}); want == errors.Is(err, ErrNotArchive) {
+			t.Errorf("Extract(%q): %v, but IsArchive says %t", name, err, want)
+		}
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -111,10 +113,12 @@ func (f *Fetcher) addHeaders(req *http.Request) {
 //     downloaded (redirects followed, non-2xx fails). Other schemes fail
 //     with ErrUnsupportedScheme.
 //   - The file is named output_file (sandbox-relative, may create
-//     subdirectories, never absolute or leaving the sandbox) or the URI's
-//     basename (query and "#sha256=<hex>" fragment stripped; the fragment,
-//     if given, is verified: ErrChecksum).
-//   - executable: mode 0755 and no extraction. Otherwise, with extract
+//     subdirectories, never absolute or leaving the sandbox) or, as Mesos
+//     names it, everything after the URI's last "/" (query and fragment
+//     included). No checksum is verified.
+//   - executable: mode 0755 and no extraction, written so that no child
+//     process forked meanwhile can hold it open for writing (exec'ing it
+//     never fails with ETXTBSY; see writeExecutable). Otherwise, with extract
 //     (default true), archives named .tar .tgz .tar.gz .tbz2 .tar.bz2 .txz
 //     .tar.xz .zip are unpacked into the sandbox top (see Extract) and a
 //     bare .gz is decompressed there to its name without .gz. As in Mesos
@@ -175,22 +179,32 @@ func (f *Fetcher) place(ctx context.Context, u *mesos.CommandInfo_URI, src sourc
 		}
 		defer f.cache.release(e)
 		res.CacheHit, res.Bytes, from = hit, e.size, e.file
-		if kind == notArchive {
+		switch {
+		case u.GetExecutable():
+			err = writeExecutable(root, name, e.file)
+		case kind == notArchive:
 			err = writeInto(root, name, func(w *os.File) (int64, error) { return copyFromFile(ctx, e.file, w) })
 		}
 	} else {
-		err = writeInto(root, name, func(w *os.File) (int64, error) {
+		target := name
+		if u.GetExecutable() {
+			target = stagingName(name) // copied to name by writeExecutable
+		}
+		err = writeInto(root, target, func(w *os.File) (int64, error) {
 			n, err := f.retrieve(ctx, src, w)
 			res.Bytes = n
 			return n, err
 		})
+		if err == nil && u.GetExecutable() {
+			err = writeExecutable(root, name, filepath.Join(root.Name(), target))
+			if rerr := root.Remove(target); err == nil {
+				err = rerr
+			}
+		}
 		from = filepath.Join(root.Name(), name)
 	}
-	if err != nil {
+	if err != nil || u.GetExecutable() {
 		return res, err
-	}
-	if u.GetExecutable() {
-		return res, root.Chmod(name, 0o755)
 	}
 	if kind == notArchive {
 		return res, nil
@@ -208,20 +222,31 @@ func (f *Fetcher) place(ctx context.Context, u *mesos.CommandInfo_URI, src sourc
 // writeInto creates the sandbox file name (and its directories) through a
 // temporary file renamed into place, so failures leave nothing behind.
 func writeInto(root *os.Root, name string, fill func(w *os.File) (int64, error)) error {
+	return writeFile(root, name, false, fill)
+}
+
+// writeFile is writeInto; with forkLock the temporary file is open only
+// under syscall.ForkLock's read lock (see writeExecutable).
+func writeFile(root *os.Root, name string, forkLock bool, fill func(w *os.File) (int64, error)) error {
 	dir := filepath.Dir(name)
 	if dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
-	tmp := filepath.Join(dir, "."+filepath.Base(name)+".fetch-"+rand.Text()[:12])
-	w, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
+	tmp := stagingName(name)
+	if forkLock {
+		syscall.ForkLock.RLock()
 	}
-	_, err = fill(w)
-	if cerr := w.Close(); err == nil {
-		err = cerr
+	w, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = fill(w)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if forkLock {
+		syscall.ForkLock.RUnlock()
 	}
 	if err == nil {
 		err = root.Rename(tmp, name)
@@ -230,6 +255,37 @@ func writeInto(root *os.Root, name string, fill func(w *os.File) (int64, error))
 		_ = root.Remove(tmp)
 	}
 	return err
+}
+
+// stagingName is a hidden temporary name beside name.
+func stagingName(name string) string {
+	return filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".fetch-"+rand.Text()[:12])
+}
+
+// writeExecutable copies the closed file src to the sandbox file name,
+// mode 0755, so that no child process can ever hold it open for writing:
+// the copy's write descriptor exists only under syscall.ForkLock's read
+// lock, which every fork of this process excludes (its exclusive lock
+// covers fork up to the child's exec, where the descriptor closes).
+// Without this, a goroutine forking any program while the file is being
+// written gives that child a copy of the write descriptor until it execs,
+// and exec'ing the file meanwhile fails with ETXTBSY ("text file busy",
+// golang/go#22315). A rename does not help (the inode stays open), so the
+// fetched bytes go to a staging file first and only this short in-kernel
+// copy (copy_file_range) runs under the lock.
+func writeExecutable(root *os.Root, name, src string) error {
+	r, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return writeFile(root, name, true, func(w *os.File) (int64, error) {
+		n, err := io.Copy(w, r)
+		if err == nil {
+			err = w.Chmod(0o755)
+		}
+		return n, err
+	})
 }
 
 // copyFromFile copies a cache file into w, keeping its mode.

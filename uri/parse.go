@@ -1,9 +1,9 @@
 package uri
 
 import (
-	"encoding/hex"
 	"fmt"
 	"net/url"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -19,12 +19,11 @@ const (
 
 // source is a parsed CommandInfo.URI value.
 type source struct {
-	raw    string // the value with leading whitespace trimmed (the cache key)
-	kind   sourceKind
-	path   string   // kindLocal: absolute local path
-	url    *url.URL // kindHTTP: the URL to request, fragment removed
-	sha256 []byte   // kindHTTP: expected digest from "#sha256=<hex>", or nil
-	base   string   // default output name; "" when the URI has none
+	raw  string // the value with leading whitespace trimmed (the cache key)
+	kind sourceKind
+	path string   // kindLocal: absolute local path
+	url  *url.URL // kindHTTP: the URL to request, fragment removed
+	base string   // default output name (mesosBasename); "" when the URI has none
 }
 
 // redacted is the URI as shown in errors: passwords in http(s) user info
@@ -35,7 +34,7 @@ func (s source) redacted() string {
 	}
 	u := *s.url
 	if u.RawQuery != "" {
-		u.RawQuery = redactQuery(u.RawQuery)
+		u.RawQuery = RedactQuery(u.RawQuery)
 	}
 	return u.Redacted()
 }
@@ -50,7 +49,7 @@ func redactRaw(raw string) string {
 		return raw
 	}
 	if u.RawQuery != "" {
-		u.RawQuery = redactQuery(u.RawQuery)
+		u.RawQuery = RedactQuery(u.RawQuery)
 	}
 	return u.Redacted()
 }
@@ -113,6 +112,7 @@ func parseURI(value string) (source, error) {
 	if i < 0 {
 		return parseLocal(v, v, false)
 	}
+
 	scheme := v[:i]
 	if !validScheme(scheme) {
 		return source{}, fmt.Errorf("%w: malformed scheme %q", ErrInvalidURI, scheme)
@@ -153,12 +153,11 @@ func parseLocal(raw, p string, fileURI bool) (source, error) {
 		return source{}, fmt.Errorf("%w: relative path %q (there is no frameworks home; use an absolute path)",
 			ErrInvalidURI, p)
 	}
-	clean := filepath.Clean(p)
-	base := filepath.Base(clean)
-	if base == "/" || base == "." || base == ".." {
-		base = ""
+	base, err := mesosBasename(raw)
+	if err != nil {
+		return source{}, err
 	}
-	return source{raw: raw, kind: kindLocal, path: clean, base: base}, nil
+	return source{raw: raw, kind: kindLocal, path: filepath.Clean(p), base: base}, nil
 }
 
 func parseHTTP(raw string) (source, error) {
@@ -170,24 +169,40 @@ func parseHTTP(raw string) (source, error) {
 		return source{}, fmt.Errorf("%w: missing host", ErrInvalidURI)
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
-	s := source{raw: raw, kind: kindHTTP}
-	if f := u.Fragment; strings.HasPrefix(f, "sha256=") {
-		sum, err := hex.DecodeString(strings.TrimPrefix(f, "sha256="))
-		if err != nil || len(sum) != 32 {
-			return source{}, fmt.Errorf("%w: fragment sha256 needs 64 hex digits", ErrInvalidURI)
-		}
-		s.sha256 = sum
+	base, err := mesosBasename(raw)
+	if err != nil {
+		return source{}, err
 	}
+	// The fragment is never sent (curl, which Mesos' fetcher uses, drops
+	// it too); it stays in the file name.
 	u.Fragment, u.RawFragment = "", ""
-	s.url = u
-	base := u.Path[strings.LastIndex(u.Path, "/")+1:]
-	if strings.ContainsAny(base, "\\\x00") {
-		return source{}, fmt.Errorf("%w: forbidden character in file name %q", ErrInvalidURI, base)
+	return source{raw: raw, kind: kindHTTP, url: u, base: base}, nil
+}
+
+// mesosBasename is the file name Mesos' fetcher gives a URI without
+// output_file (Fetcher::basename in src/slave/containerizer/fetcher.cpp):
+// the URI is treated as a file path, so the name is everything after the
+// last "/" — query and fragment included, nothing unescaped. With a scheme
+// the part after "://" must hold a "/" followed by something ("Malformed
+// URI (missing path)" otherwise). Mesos would write a name that is empty,
+// "." or ".." at or above the sandbox itself; those are refused here and
+// need output_file.
+func mesosBasename(v string) (string, error) {
+	var base string
+	if i := strings.Index(v, "://"); i > 1 {
+		rest := v[i+3:]
+		slash := strings.Index(rest, "/")
+		if slash < 0 || len(rest) <= slash+1 {
+			return "", fmt.Errorf("%w: malformed URI (missing path)", ErrInvalidURI)
+		}
+		base = rest[strings.LastIndex(rest, "/")+1:]
+	} else {
+		base = path.Base(v) // stout's Path::basename: trailing "/" ignored
 	}
-	if base != "." && base != ".." {
-		s.base = base
+	if base == "/" || base == "." || base == ".." {
+		base = ""
 	}
-	return s, nil
+	return base, nil
 }
 
 // outputName returns the sandbox-relative name the URI is stored under:
@@ -216,4 +231,21 @@ func outputName(u *mesos.CommandInfo_URI, s source) (string, error) {
 		return "", fmt.Errorf("%w: output_file %q names a directory", ErrInvalidURI, of)
 	}
 	return clean, nil
+}
+
+// RedactQuery returns raw with the value of every "token" parameter
+// replaced; a query that does not parse is not shown at all.
+func RedactQuery(raw string) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "(malformed; not logged)"
+	}
+	for k, vs := range q {
+		if strings.EqualFold(k, "token") || strings.EqualFold(k, "access_token") {
+			for i := range vs {
+				vs[i] = "REDACTED"
+			}
+		}
+	}
+	return q.Encode()
 }

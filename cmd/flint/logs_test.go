@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flint-mesos/flint/framework/sandbox"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // fakeAgent serves /state and a growing stdout through /files/read.
@@ -61,31 +65,31 @@ func TestLogsFindsTheSandboxThroughMasterAndAgent(t *testing.T) {
 	defer ms.Close()
 	ctx := context.Background()
 
-	s, err := locateSandbox(ctx, ms.URL, "", "exec-task")
+	s, err := sandbox.Locate(ctx, http.DefaultClient, ms.URL, "", "exec-task")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.dir != "/wd/slaves/M-S0/frameworks/fw0/executors/ex9/runs/latest" || s.agentURL != as.URL {
+	if s.Dir != "/wd/slaves/M-S0/frameworks/fw0/executors/ex9/runs/latest" || s.AgentURL != as.URL {
 		t.Fatalf("sandbox = %+v", s)
 	}
-	s, err = locateSandbox(ctx, ms.URL, "", "cmd-task")
-	if err != nil || s.dir != "/wd/slaves/M-S0/frameworks/fw1/executors/cmd-task/runs/latest" {
+	s, err = sandbox.Locate(ctx, http.DefaultClient, ms.URL, "", "cmd-task")
+	if err != nil || s.Dir != "/wd/slaves/M-S0/frameworks/fw1/executors/cmd-task/runs/latest" {
 		t.Fatalf("command task sandbox = %+v, %v (executor id must default to the task id)", s, err)
 	}
 	var out bytes.Buffer
 	if err := readSandboxFile(ctx, &out, s, "stderr", false); err != nil || out.String() != "line one\n" {
 		t.Fatalf("read: %q, %v", out.String(), err)
 	}
-	if agent.paths[0] != s.dir+"/stderr" {
+	if agent.paths[0] != s.Dir+"/stderr" {
 		t.Fatalf("read path %q", agent.paths[0])
 	}
-	if _, err := locateSandbox(ctx, ms.URL, "", "nope"); err == nil || !strings.Contains(err.Error(), `no task "nope"`) {
+	if _, err := sandbox.Locate(ctx, http.DefaultClient, ms.URL, "", "nope"); err == nil || !strings.Contains(err.Error(), `no task "nope"`) {
 		t.Fatalf("unknown task: %v", err)
 	}
-	if _, err := locateSandbox(ctx, ms.URL, "", "dup"); err == nil || !strings.Contains(err.Error(), "--framework") {
+	if _, err := sandbox.Locate(ctx, http.DefaultClient, ms.URL, "", "dup"); err == nil || !strings.Contains(err.Error(), "--framework") {
 		t.Fatalf("ambiguous task: %v", err)
 	}
-	if s, err := locateSandbox(ctx, ms.URL, "fw0", "dup"); err != nil || !strings.Contains(s.dir, "/frameworks/fw0/") {
+	if s, err := sandbox.Locate(ctx, http.DefaultClient, ms.URL, "fw0", "dup"); err != nil || !strings.Contains(s.Dir, "/frameworks/fw0/") {
 		t.Fatalf("--framework fw0: %+v, %v", s, err)
 	}
 }
@@ -99,25 +103,24 @@ func TestLogsFollowPrintsGrowth(t *testing.T) {
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- readSandboxFile(ctx, lockedWriter{&mu, &out}, sandbox{agentURL: as.URL, dir: "/d"}, "stdout", true)
+		done <- readSandboxFile(ctx, lockedWriter{&mu, &out}, sandbox.Sandbox{AgentURL: as.URL, Dir: "/d"}, "stdout", true)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	output := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.String()
+	}
+	// The file grows only once its first content has been read.
+	waitfor.True(t, 5*time.Second, "the first read", func() bool { return output() == "first\n" })
 	agent.mu.Lock()
 	agent.content += "second\n"
 	agent.mu.Unlock()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		mu.Lock()
-		got := out.String()
-		mu.Unlock()
-		if got == "first\nsecond\n" {
-			break
+	waitfor.Msg(t, 5*time.Second, func() string {
+		if got := output(); got != "first\nsecond\n" {
+			return fmt.Sprintf("followed output %q", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("followed output %q", got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

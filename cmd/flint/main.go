@@ -7,10 +7,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,19 +29,25 @@ func run(ctx context.Context, args []string) int {
 		Short:         "Flint runs Spark-style batch jobs written in Go on Apache Mesos",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       flint.VersionString(),
 	}
-	root.AddCommand(submitCommand(), versionCommand(), mesosCommand())
+	root.AddCommand(submitCommand(), versionCommand(), mesosCommand(), historyCommand())
+	root.AddCommand(devCommands()...)
+	usageErrors(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit):
-		return exit.ExitCode()
-	default:
-		fmt.Fprintln(os.Stderr, "flint:", err)
-		return 1
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		err = flint.Usage(err, "flint --help")
+	}
+	return flint.Report(os.Stderr, "flint", err)
+}
+
+// usageErrors makes flag and argument mistakes of cmd and its subcommands
+// usage errors (exit code 2, a pointer to --help).
+func usageErrors(cmd *cobra.Command) {
+	flint.UsageErrors(cmd)
+	for _, c := range cmd.Commands() {
+		usageErrors(c)
 	}
 }
 

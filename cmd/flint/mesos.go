@@ -17,11 +17,16 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/flint-mesos/flint"
+	"github.com/flint-mesos/flint/deploy/embedded"
 	"github.com/flint-mesos/flint/deploy/minimesos/agent"
+	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
+	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/logging"
+	"github.com/flint-mesos/flint/internal/plural"
 )
 
 func mesosCommand() *cobra.Command {
@@ -29,16 +34,17 @@ func mesosCommand() *cobra.Command {
 		Use:   "mesos",
 		Short: "Run minimesos, Flint's lightweight Mesos-compatible master and agents",
 	}
-	cmd.AddCommand(mesosMasterCommand(), mesosLocalCommand(), mesosAgentCommand(), mesosLogsCommand())
+	cmd.AddCommand(mesosMasterCommand(), mesosLocalCommand(), mesosAgentCommand(), mesosLogsCommand(), mesosGCCommand())
 	return cmd
 }
 
 // masterFlags are the flags shared by `mesos master` and `mesos local`.
 type masterFlags struct {
-	listen, id, hostname, credentials, weights, agentSecretFile, logLevel, logFormat string
-	heartbeat, allocation, offerTimeout, pingInterval                                time.Duration
-	allocateOnRelease                                                                bool
-	maxOffers, maxMissedPings                                                        int
+	listen, id, hostname, credentials, acls, weights, agentSecretFile, logLevel, logFormat string
+	zk                                                                                     string
+	heartbeat, allocation, offerTimeout, pingInterval, zkSessionTimeout                    time.Duration
+	allocateOnRelease                                                                      bool
+	maxOffers, maxMissedPings                                                              int
 }
 
 func (f *masterFlags) register(fs *pflag.FlagSet) {
@@ -54,9 +60,28 @@ func (f *masterFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.pingInterval, "agent-ping-interval", 15*time.Second, "interval between agent pings")
 	fs.IntVar(&f.maxMissedPings, "agent-max-missed-pings", 5, "missed pings before an agent is removed")
 	fs.StringVar(&f.credentials, "credentials", "", "file of framework credentials (Mesos JSON or 'principal secret' lines); enables authentication")
+	fs.StringVar(&f.acls, "acls", "", "file of Mesos ACLs (JSON); minimesos enforces run_tasks (which principal may run tasks as which user) and permissive")
 	fs.StringVar(&f.agentSecretFile, "agent-secret-file", "", "file holding the secret remote agents must present")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "log format: auto, text or json")
+	fs.StringVar(&f.zk, "zk", "", "zk://host:port[,host:port…]/path: take part in Mesos' leader election in ZooKeeper, as Mesos' --zk (frameworks then use mesos://zk://…)")
+	fs.DurationVar(&f.zkSessionTimeout, "zk-session-timeout", 10*time.Second, "ZooKeeper session timeout (Mesos' --zk_session_timeout)")
+}
+
+// zooKeeper parses --zk: nil when unset.
+func (f *masterFlags) zooKeeper() (*cluster.ZooKeeper, error) {
+	if f.zk == "" {
+		return nil, nil
+	}
+	rest, ok := strings.CutPrefix(f.zk, "zk://")
+	servers, path, _ := strings.Cut(rest, "/")
+	if !ok || servers == "" || path == "" || strings.Contains(servers, "@") {
+		return nil, flint.Usage(fmt.Errorf("--zk %q: want zk://host:port[,host:port…]/path, e.g. zk://127.0.0.1:2181/mesos", f.zk), "flint mesos local --help")
+	}
+	if f.zkSessionTimeout <= 0 {
+		return nil, flint.Usage(fmt.Errorf("--zk-session-timeout %s: must be positive", f.zkSessionTimeout), "flint mesos local --help")
+	}
+	return &cluster.ZooKeeper{Servers: strings.Split(servers, ","), Path: "/" + strings.TrimSuffix(path, "/"), SessionTimeout: f.zkSessionTimeout}, nil
 }
 
 func (f *masterFlags) logger() (*logrus.Logger, error) {
@@ -74,6 +99,11 @@ func (f *masterFlags) config(log logrus.FieldLogger) (master.Config, string, err
 	mc.Weights = w
 	if f.credentials != "" {
 		if mc.Credentials, err = master.LoadCredentials(f.credentials); err != nil {
+			return mc, "", err
+		}
+	}
+	if f.acls != "" {
+		if mc.ACLs, err = master.LoadACLs(f.acls); err != nil {
 			return mc, "", err
 		}
 	}
@@ -133,17 +163,31 @@ func mesosLocalCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "local",
 		Short: "Run a minimesos master with in-process agents",
-		Args:  cobra.NoArgs,
+		Long: "Run a minimesos master with in-process agents. Without --work-dir each instance gets its own\n" +
+			"work directory under the system temp dir (removed when it stops; `flint mesos gc` removes those\n" +
+			"of instances that were killed), so two instances never share agent ids or sandboxes.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if agents < 0 {
-				return fmt.Errorf("--agents must not be negative")
+				return flint.Usage(fmt.Errorf("--agents must not be negative"), "flint mesos local --help")
+			}
+			if a.workDir == "" {
+				if _, err := embedded.GC(os.TempDir(), false); err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "flint:", err)
+				}
+				dir, err := embedded.ClaimWorkDir(os.TempDir(), embedded.LocalPrefix)
+				if err != nil {
+					return fmt.Errorf("mesos local: work directory: %w", err)
+				}
+				defer os.RemoveAll(dir)
+				a.workDir = dir
 			}
 			return runCluster(cmd.Context(), &f, agents, a)
 		},
 	}
 	f.register(cmd.Flags())
-	a.register(cmd.Flags(), false)
-	cmd.Flags().IntVar(&agents, "agents", 1, "number of in-process agents")
+	a.register(cmd.Flags(), false, 15*time.Minute)
+	cmd.Flags().IntVar(&agents, "agents", config.New().Int("flint.embedded.agents"), "number of in-process agents (the embedded master's flint.embedded.agents default)")
 	return cmd
 }
 
@@ -157,6 +201,10 @@ func runCluster(ctx context.Context, f *masterFlags, n int, a agentFlags) error 
 	if err != nil {
 		return err
 	}
+	zk, err := f.zooKeeper()
+	if err != nil {
+		return err
+	}
 	ac, err := a.config(log)
 	if err != nil {
 		return err
@@ -164,11 +212,15 @@ func runCluster(ctx context.Context, f *masterFlags, n int, a agentFlags) error 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := cluster.Start(ctx, cluster.Config{Listen: f.listen, Master: mc, AgentSecret: secret, Agents: n, Agent: ac,
-		FetchCacheBytes: a.cacheBytes, Logger: log})
+		FetchCacheBytes: a.cacheBytes, ZooKeeper: zk, Logger: log})
 	if err != nil {
 		return err
 	}
-	log.Infof("minimesos master %s listening on %s with %d in-process agents", c.Master.ID(), c.URL(), n)
+	elected := ""
+	if zk != nil {
+		elected = fmt.Sprintf(", contending for leadership in ZooKeeper at %s (frameworks: --master mesos://%s)", f.zk, f.zk)
+	}
+	log.Infof("minimesos master %s listening on %s with %s%s", c.Master.ID(), c.URL(), plural.N(n, "in-process agent"), elected)
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -179,14 +231,18 @@ func runCluster(ctx context.Context, f *masterFlags, n int, a agentFlags) error 
 // agentFlags are the flags of agents (`mesos agent`, and the in-process agents of `mesos local`).
 type agentFlags struct {
 	resources, attributes, workDir, hostname string
+	secretsDir                               string
 	cacheBytes                               int64
+	gcDelay                                  time.Duration
 }
 
-func (a *agentFlags) register(fs *pflag.FlagSet, remote bool) {
+func (a *agentFlags) register(fs *pflag.FlagSet, remote bool, gcDelay time.Duration) {
+	fs.DurationVar(&a.gcDelay, "gc-delay", gcDelay, "remove an ended executor's sandbox this long after it ended (Mesos' --gc_delay)")
 	fs.StringVar(&a.resources, "resources", "", "agent resources, Mesos syntax: cpus:4;mem:4096;disk:10240;ports:[31000-32000] (default: detected)")
 	fs.StringVar(&a.attributes, "attributes", "", "agent attributes, Mesos syntax: rack:r1;zone:z2")
 	fs.StringVar(&a.workDir, "work-dir", "", "agent work directory (default: a directory under the system temp dir)")
 	fs.Int64Var(&a.cacheBytes, "fetcher-cache-bytes", 2<<30, "size of the fetcher cache (0: no cache)")
+	fs.StringVar(&a.secretsDir, "secrets-dir", "", "resolve reference secrets from this directory (secret /a/b is the file a/b; with a key, that key of its JSON object), in the role of Mesos' --secret_resolver module (default: value secrets only, as Mesos' default resolver)")
 	if remote {
 		fs.StringVar(&a.hostname, "hostname", "", "hostname advertised to the master (default: os.Hostname)")
 	}
@@ -200,7 +256,18 @@ func (a *agentFlags) config(log logrus.FieldLogger) (agent.Config, error) {
 	if err := os.MkdirAll(wd, 0o755); err != nil {
 		return agent.Config{}, fmt.Errorf("--work-dir: %w", err)
 	}
-	return agent.Config{WorkDir: wd, Hostname: a.hostname, Resources: a.resources, Attributes: a.attributes, Logger: log}, nil
+	ac := agent.Config{WorkDir: wd, Hostname: a.hostname, Resources: a.resources, Attributes: a.attributes, GCDelay: a.gcDelay, Logger: log}
+	if a.secretsDir != "" {
+		dir, err := filepath.Abs(a.secretsDir)
+		if err == nil {
+			_, err = os.ReadDir(dir)
+		}
+		if err != nil {
+			return agent.Config{}, fmt.Errorf("--secrets-dir: %w", err)
+		}
+		ac.SecretResolver = containerizer.DirSecretResolver{Dir: dir}
+	}
+	return ac, nil
 }
 
 func mesosAgentCommand() *cobra.Command {
@@ -223,7 +290,7 @@ func mesosAgentCommand() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	a.register(fs, true)
+	a.register(fs, true, 7*24*time.Hour)
 	fs.StringVar(&masterAddr, "master", "", "master address, host:port (required)")
 	fs.StringVar(&listen, "listen", "0.0.0.0:5051", "address of the agent's HTTP server (executor API, /files)")
 	fs.StringVar(&advertise, "advertise", "", "host:port executors and the master use to reach this agent (default: --hostname with the listen port)")
@@ -290,4 +357,25 @@ func advertiseAddr(advertise, hostname string, addr net.Addr) string {
 		}
 	}
 	return net.JoinHostPort(host, port)
+}
+
+func mesosGCCommand() *cobra.Command {
+	var keepFailed bool
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove the sandboxes of embedded masters whose driver is gone (kept after failures, or left by a killed driver)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			removed, err := embedded.GC(os.TempDir(), !keepFailed)
+			for _, d := range removed {
+				fmt.Fprintln(cmd.OutOrStdout(), "removed", d)
+			}
+			if len(removed) == 0 && err == nil {
+				fmt.Fprintln(cmd.OutOrStdout(), "nothing to remove")
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&keepFailed, "keep-failed", false, "keep the sandboxes kept after a failure (remove only those of killed drivers)")
+	return cmd
 }

@@ -57,6 +57,13 @@ func (g *Gateway) ReleaseResult(executorID, blockID string) {
 	_ = g.sendTo(executorID, &flintpb.DriverMessage{Message: &flintpb.DriverMessage_ReleaseResult{ReleaseResult: r}})
 }
 
+// ReleaseShuffle tells the executor to delete released map outputs (see
+// backend.ShuffleRelease). Best effort, like ReleaseResult.
+func (g *Gateway) ReleaseShuffle(executorID, namespace string, shuffleID int, all bool) {
+	r := &flintpb.ReleaseShuffle{Namespace: namespace, ShuffleId: int64(shuffleID), All: all}
+	_ = g.sendTo(executorID, &flintpb.DriverMessage{Message: &flintpb.DriverMessage_ReleaseShuffle{ReleaseShuffle: r}})
+}
+
 // StopExecutor asks the executor to shut down: it kills its tasks, closes
 // its stream and exits; ExecutorLost then reports it with reason.
 func (g *Gateway) StopExecutor(executorID, reason string) error {

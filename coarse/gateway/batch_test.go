@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"bytes"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -190,10 +189,10 @@ func TestBatchesStayUnderTheMessageLimit(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, func(c *gateway.Config) {
 		c.MaxMessageSize = limit
-		c.Properties = map[string]string{coarse.PropMaxDirectResultSize: strconv.Itoa(each + 1024)}
+		c.Settings = &flintpb.ExecutorSettings{MaxDirectResultSize: each + 1024}
 	})
 	reg := testRegistry(nil)
-	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry, c.Cores, c.MaxMessageSize = reg, n, limit })
+	startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Registry, c.Cores, c.MaxMessageSize = reg, n, limit })
 	rec.waitRegistered(t)
 
 	lenEntry, err := reg.Lookup("len")

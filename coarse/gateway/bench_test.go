@@ -76,7 +76,7 @@ func benchGateway(b *testing.B, inFlight int) {
 	ev.Registered = func(gateway.ExecutorInfo) { registered <- struct{}{} }
 	gw := startGateway(b, ev, nil)
 	reg := testRegistry(nil)
-	startExecutor(b, gw.Addr().String(), func(c *coarse.Config) { c.Registry, c.Cores = reg, window })
+	startExecutor(b, gw.Addr().String(), func(c *coarseexec.Config) { c.Registry, c.Cores = reg, window })
 	<-registered
 	proto := encodeInt(b, reg, "noop", 0)
 	pipeline(b, inFlight, func(i int) {

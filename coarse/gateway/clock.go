@@ -1,30 +1,14 @@
 package gateway
 
-import "time"
+import "github.com/flint-mesos/flint/internal/clock"
 
-// Clock is the gateway's time source: when an executor was last heard
-// from, and the ticker pacing the silence checks. Tests inject a fake one.
-type Clock interface {
-	Now() time.Time
-	NewTicker(d time.Duration) Ticker
-}
+// Clock is the gateway's time source (Flint's one clock interface): when an
+// executor was last heard from, and the ticker pacing the silence checks.
+// Tests inject a clock.Fake.
+type Clock = clock.Clock
 
-// Ticker is a stoppable source of ticks (time.Ticker behind an interface).
-type Ticker interface {
-	C() <-chan time.Time
-	Stop()
-}
+// Ticker is a stoppable source of ticks.
+type Ticker = clock.Ticker
 
 // SystemClock returns the real clock.
-func SystemClock() Clock { return systemClock{} }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) NewTicker(d time.Duration) Ticker { return systemTicker{time.NewTicker(d)} }
-
-type systemTicker struct{ t *time.Ticker }
-
-func (t systemTicker) C() <-chan time.Time { return t.t.C }
-func (t systemTicker) Stop()               { t.t.Stop() }
+func SystemClock() Clock { return clock.Real{} }

@@ -358,9 +358,9 @@ func (c *conn) finish() {
 	c.mu.Unlock()
 	entry := g.log.WithFields(logrus.Fields{"executor_id": c.id, "reason": c.reason})
 	if asked || g.isClosing() {
-		entry.Info("executor stopped") // the driver asked for it: not a loss worth a warning
+		entry.Debug("executor stopped") // the driver asked for it: not a loss worth a warning
 	} else {
-		entry.Warn("executor lost")
+		entry.Debug("executor lost") // the backend reports it, with how it ended
 	}
 	if !g.isClosing() {
 		g.cfg.Events.ExecutorLost(c.id, c.reason)
@@ -421,13 +421,13 @@ func (c *conn) register(r *flintpb.RegisterExecutor) error {
 	c.dedup = g.dedups.join(c.id)
 	c.reg.Store(true)
 	g.execs[c.id] = c
-	reply := &flintpb.RegisteredExecutor{DriverId: g.cfg.DriverID, Properties: g.cfg.Properties,
+	reply := &flintpb.RegisteredExecutor{DriverId: g.cfg.DriverID, Settings: g.cfg.Settings,
 		HeartbeatIntervalNanos: int64(g.cfg.HeartbeatInterval), Batching: true}
 	// Queued under g.mu so that no Launch can overtake it.
 	_ = c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Registered{Registered: reply}})
 	g.mu.Unlock()
 	log.WithFields(logrus.Fields{"host": info.Host, "cores": info.Cores, "agent_id": info.AgentID, "version": info.Version}).
-		Info("executor registered")
+		Debug("executor registered")
 	if !g.isClosing() {
 		g.cfg.Events.ExecutorRegistered(info)
 	}

@@ -6,7 +6,7 @@
 //	executor/coarse ══ Connect stream (one per executor) ══► Gateway ──Events──► coarse backend
 //	   RegisterExecutor{token} ─►  check secret, id unique   ─► ExecutorRegistered
 //	   ◄─ RegisteredExecutor{properties, heartbeat interval}
-//	   ◄─ LaunchTask / KillTask / StopExecutor / FetchResult / ReleaseResult ◄─ Launch, Kill, …
+//	   ◄─ LaunchTask / KillTask / StopExecutor / FetchResult / ReleaseResult / ReleaseShuffle ◄─ Launch, Kill, …
 //	   StatusUpdate ─►  dedup by uuid ─► StatusUpdate event ─► then ◄─ StatusUpdateAck
 //	   Heartbeat ─►     silence > Timeout, stream broken or ended ─► ExecutorLost
 //	   ResultBlock chunks ─► reassembled for FetchResult
@@ -63,7 +63,8 @@
 // Mapping from configuration, for the coarse backend: Secret ←
 // flint.authenticate.secret (or NewSecret), Timeout ← flint.network.timeout,
 // HeartbeatInterval ← flint.executor.heartbeatInterval, MaxResultSize ←
-// flint.driver.maxResultSize, Properties ⊇ flint.task.cpus,
-// flint.driver.maxResultSize and flint.task.maxDirectResultSize (in bytes),
-// which the executor sizes its runtime from.
+// flint.driver.maxResultSize, Settings (flintpb.ExecutorSettings) ←
+// flint.task.cpus, flint.driver.maxResultSize and
+// flint.task.maxDirectResultSize (in bytes), which the executor sizes its
+// runtime from, the shuffle's settings and every flint.* setting.
 package gateway

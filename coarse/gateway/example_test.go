@@ -46,7 +46,7 @@ func Example() {
 	double := task.MustRegister(reg, "double", func(_ context.Context, n int) (int, error) { return 2 * n, nil }, nil)
 	runErr := make(chan error, 1)
 	go func() {
-		runErr <- coarse.Run(context.Background(), coarse.Config{
+		runErr <- coarseexec.Run(context.Background(), coarseexec.Config{
 			DriverURL: gw.Addr().String(), ExecutorID: "exec-1", Cores: 2, Token: gateway.ExecutorToken(secret, "exec-1"),
 			Host: "localhost", Timeout: 10 * time.Second, Registry: reg,
 		})

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"slices"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
+	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -127,10 +127,10 @@ type Config struct {
 	Events Events
 	// DriverID is told to executors in RegisteredExecutor.
 	DriverID string
-	// Properties are sent to every executor on registration (for example
-	// flint.task.cpus, flint.driver.maxResultSize,
-	// flint.task.maxDirectResultSize, flint.network.timeout).
-	Properties map[string]string
+	// Settings are sent to every executor on registration (task cpus,
+	// result limits, shuffle and job settings); the gateway stamps their
+	// version (contract.SettingsVersion) and never modifies them otherwise.
+	Settings *flintpb.ExecutorSettings
 	// HeartbeatInterval is how often executors are told to heartbeat
 	// (flint.executor.heartbeatInterval); default DefaultHeartbeatInterval.
 	HeartbeatInterval time.Duration
@@ -199,7 +199,10 @@ func (c Config) withDefaults() (Config, error) {
 		l.SetOutput(io.Discard)
 		c.Logger = l
 	}
-	c.Properties = maps.Clone(c.Properties)
+	if c.Settings == nil {
+		c.Settings = &flintpb.ExecutorSettings{}
+	}
+	c.Settings.Version = contract.SettingsVersion
 	return c, errors.Join(errs...)
 }
 
@@ -298,7 +301,7 @@ func (g *Gateway) Serve(lis net.Listener) error {
 			g.log.WithError(err).Error("gateway stopped serving")
 		}
 	}()
-	g.log.WithField("addr", lis.Addr().String()).Info("executor gateway listening")
+	g.log.WithField("addr", lis.Addr().String()).Debug("executor gateway listening")
 	return nil
 }
 

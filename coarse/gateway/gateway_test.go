@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/executor/coarse"
+	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -23,7 +26,7 @@ func TestRegisterAndRunTasks(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
 	reg := testRegistry(nil)
-	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry = reg })
+	startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Registry = reg })
 	info := rec.waitRegistered(t)
 	if info.ID != "exec-1" || info.Host != "localhost" || info.Cores != 4 || info.AgentID != "agent-1" {
 		t.Fatalf("registered %+v", info)
@@ -90,7 +93,7 @@ func TestKillAndFailuresPropagate(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
 	reg := testRegistry(nil)
-	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry = reg })
+	startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Registry = reg })
 	rec.waitRegistered(t)
 
 	td := encodeInt(t, reg, "block", 0)
@@ -133,9 +136,9 @@ func TestKillAndFailuresPropagate(t *testing.T) {
 
 func TestTaskCPUsFromPropertiesAndLaunchFailure(t *testing.T) {
 	rec := newRecorder()
-	gw := startGateway(t, rec, func(c *gateway.Config) { c.Properties = map[string]string{coarse.PropTaskCPUs: "2"} })
+	gw := startGateway(t, rec, func(c *gateway.Config) { c.Settings = &flintpb.ExecutorSettings{TaskCpus: 2} })
 	reg := testRegistry(nil)
-	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry, c.Cores = reg, 2 })
+	startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Registry, c.Cores = reg, 2 })
 	rec.waitRegistered(t)
 	for id := uint64(1); id <= 2; id++ {
 		td := encodeInt(t, reg, "block", 0)
@@ -151,17 +154,20 @@ func TestTaskCPUsFromPropertiesAndLaunchFailure(t *testing.T) {
 	}
 }
 
+// A wrong token is refused for good: the executor gives up without a
+// retry. Its reconnection clock is a clock.Fake the test never advances,
+// so a retry (which waits on that clock first) would never return.
 func TestWrongSecretRefused(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
-	start := time.Now()
-	run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Token = "not-the-secret" })
-	err := run.wait(t, 5*time.Second)
-	if !errors.Is(err, coarse.ErrRefused) || strings.Contains(err.Error(), "not-the-secret") {
+	clk := newFakeClock()
+	run := startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Token, c.Clock = "not-the-secret", clk })
+	err := run.wait(t, 30*time.Second)
+	if !errors.Is(err, coarseexec.ErrRefused) || strings.Contains(err.Error(), "not-the-secret") {
 		t.Fatalf("Run with a wrong secret: %v", err)
 	}
-	if time.Since(start) > 3*time.Second {
-		t.Fatalf("refusal took %s: it must not be retried", time.Since(start))
+	if p := clk.Pending(); len(p) != 0 {
+		t.Fatalf("timers left armed after the refusal: %v", p)
 	}
 
 	raw := dialRaw(t, gw.Addr().String())
@@ -237,11 +243,18 @@ func TestHeartbeatTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.waitRegistered(t)
-	// Heartbeats within the timeout keep it alive.
-	for range 5 {
+	// Heartbeats within the timeout keep it alive. A stream's messages are
+	// handled in order: once the status update sent after a heartbeat
+	// arrives, the heartbeat has been heard before the next advance.
+	for i := range 5 {
 		clock.Advance(20 * time.Second)
 		raw.send(t, &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_Heartbeat{Heartbeat: &flintpb.Heartbeat{ExecutorId: "silent"}}})
-		time.Sleep(20 * time.Millisecond)
+		uuid := make([]byte, 16)
+		uuid[0] = byte(i + 1)
+		id := uint64(1000 + i)
+		raw.send(t, &flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_StatusUpdate{StatusUpdate: &flintpb.StatusUpdate{
+			ExecutorId: "silent", TaskId: id, State: flintpb.TaskState_TASK_RUNNING, Uuid: uuid}}})
+		rec.waitState(t, id, flintpb.TaskState_TASK_RUNNING)
 	}
 	select {
 	case l := <-rec.lost:
@@ -310,18 +323,20 @@ func TestUnackedUpdatesResentAfterReconnect(t *testing.T) {
 	px := startProxy(t, gw.Addr().String())
 	release := make(chan struct{})
 	reg := testRegistry(release)
-	startExecutor(t, px.addr(), func(c *coarse.Config) { c.Registry = reg })
+	startExecutor(t, px.addr(), func(c *coarseexec.Config) { c.Registry = reg })
 	rec.waitRegistered(t)
 	td := encodeInt(t, reg, "gate", 0)
 	td.TaskId = 42
 	if err := gw.Launch("exec-1", td); err != nil {
 		t.Fatal(err)
 	}
+	toExec := px.forwarded(toExecutor)
 	rec.waitState(t, 42, flintpb.TaskState_TASK_RUNNING)
-	time.Sleep(50 * time.Millisecond) // let the RUNNING ack through
-	px.drop.Store(true)               // the network eats everything from now on
-	close(release)                    // FINISHED is sent into the void
-	time.Sleep(100 * time.Millisecond)
+	// The RUNNING ack is the gateway's next message to the executor.
+	waitfor.True(t, 10*time.Second, "the RUNNING ack to reach the executor", func() bool { return px.forwarded(toExecutor) > toExec })
+	px.drop.Store(true) // the network eats everything from now on
+	close(release)      // FINISHED is sent into the void
+	waitfor.True(t, 10*time.Second, "FINISHED to be dropped", func() bool { return px.dropped(toGateway) > 0 })
 	px.breakAll()
 	px.drop.Store(false)
 	if l := rec.waitLost(t); l[0] != "exec-1" {
@@ -332,7 +347,10 @@ func TestUnackedUpdatesResentAfterReconnect(t *testing.T) {
 	if u.Result.GetInline() == nil {
 		t.Fatalf("resent update lost its result: %v", u)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// No event is delivered once Close has begun: the list is final.
+	if err := gw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]int{}
 	for _, u := range rec.all() {
 		seen[string(u.Uuid)]++
@@ -349,7 +367,7 @@ func TestStopExecutorEndsRun(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
 	reg := testRegistry(nil)
-	run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry = reg })
+	run := startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Registry = reg })
 	rec.waitRegistered(t)
 	td := encodeInt(t, reg, "block", 0)
 	td.TaskId = 3
@@ -373,23 +391,51 @@ func TestStopExecutorEndsRun(t *testing.T) {
 	}
 }
 
+// An executor whose driver went away retries with backoff and gives up
+// exactly when Timeout has passed on its clock (a clock.Fake the test
+// advances through the retries, so slowness cannot shift the deadline).
 func TestDriverGoneEndsRun(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
 	const timeout = time.Second
-	run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Timeout = timeout })
+	clk := newFakeClock()
+	run := startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Timeout, c.Clock = timeout, clk })
 	rec.waitRegistered(t)
-	start := time.Now()
+	start := clk.Now()
 	if err := gw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	err := run.wait(t, 10*time.Second)
-	if !errors.Is(err, coarse.ErrDriverUnreachable) {
+	// startExecutor's backoff: 10 ms doubling to 100 ms.
+	waits := retrySchedule(10*time.Millisecond, 100*time.Millisecond, timeout)
+	for i, d := range waits {
+		waitfor.True(t, 30*time.Second, fmt.Sprintf("retry %d to wait %s", i+1, d), func() bool { return clk.HasPending(d) })
+		select {
+		case err := <-run.done:
+			t.Fatalf("Run returned after %d of %d waits: %v", i, len(waits), err)
+		default:
+		}
+		clk.Advance(d)
+	}
+	err := run.wait(t, 30*time.Second)
+	if !errors.Is(err, coarseexec.ErrDriverUnreachable) {
 		t.Fatalf("Run after the driver left: %v", err)
 	}
-	if d := time.Since(start); d < timeout || d > timeout+2*time.Second {
-		t.Fatalf("Run gave up after %s, want about %s", d, timeout)
+	if d := clk.Now().Sub(start); d != timeout {
+		t.Fatalf("Run gave up at start+%s on its clock, want %s", d, timeout)
 	}
+}
+
+// retrySchedule is the backoff an executor's reconnection loop waits
+// between attempts: doubling from lo to at most hi, the last wait cut to
+// end at total.
+func retrySchedule(lo, hi, total time.Duration) []time.Duration {
+	var out []time.Duration
+	for sum, w := time.Duration(0), lo; sum < total; w = min(2*w, hi) {
+		d := min(w, total-sum)
+		out = append(out, d)
+		sum += d
+	}
+	return out
 }
 
 func TestConfigValidation(t *testing.T) {
@@ -410,14 +456,14 @@ func TestConfigValidation(t *testing.T) {
 func TestExecutorRoleFromEnv(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, nil)
-	t.Setenv(coarse.EnvDriverURL, gw.Addr().String())
-	t.Setenv(coarse.EnvExecutorID, "env-exec")
-	t.Setenv(coarse.EnvCores, "3")
-	t.Setenv(coarse.EnvToken, tokenFor("env-exec"))
-	t.Setenv(coarse.EnvAgentID, "agent-9")
-	t.Setenv(coarse.EnvLogLevel, "error")
+	t.Setenv(contract.EnvDriverURL, gw.Addr().String())
+	t.Setenv(contract.EnvExecutorID, "env-exec")
+	t.Setenv(contract.EnvCores, "3")
+	t.Setenv(contract.EnvToken, tokenFor("env-exec"))
+	t.Setenv(contract.EnvAgentID, "agent-9")
+	t.Setenv(contract.EnvLogLevel, "error")
 	done := make(chan error, 1)
-	go func() { done <- coarse.Main(context.Background()) }()
+	go func() { done <- coarseexec.Main(context.Background()) }()
 	info := rec.waitRegistered(t)
 	if info.ID != "env-exec" || info.Cores != 3 || info.AgentID != "agent-9" {
 		t.Fatalf("registered %+v", info)

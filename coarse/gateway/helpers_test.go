@@ -17,6 +17,7 @@ import (
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/executor/coarse"
 	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -106,7 +107,7 @@ func (r *recorder) waitState(t testing.TB, id uint64, state flintpb.TaskState) *
 func startGateway(t testing.TB, ev gateway.Events, mod func(*gateway.Config)) *gateway.Gateway {
 	t.Helper()
 	cfg := gateway.Config{Secret: secret, Events: ev, DriverID: "driver-test",
-		Properties: map[string]string{coarse.PropMaxDirectResultSize: "65536"}}
+		Settings: &flintpb.ExecutorSettings{MaxDirectResultSize: 65536}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -175,9 +176,9 @@ type executorRun struct {
 	done   chan error
 }
 
-func startExecutor(t testing.TB, addr string, mod func(*coarse.Config)) *executorRun {
+func startExecutor(t testing.TB, addr string, mod func(*coarseexec.Config)) *executorRun {
 	t.Helper()
-	cfg := coarse.Config{DriverURL: addr, ExecutorID: "exec-1", Cores: 4, Host: "localhost",
+	cfg := coarseexec.Config{DriverURL: addr, ExecutorID: "exec-1", Cores: 4, Host: "localhost",
 		AgentID: "agent-1", Timeout: 5 * time.Second, RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 		ShutdownTimeout: 2 * time.Second, Registry: testRegistry(nil)}
 	if mod != nil {
@@ -188,7 +189,7 @@ func startExecutor(t testing.TB, addr string, mod func(*coarse.Config)) *executo
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &executorRun{cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- coarse.Run(ctx, cfg) }()
+	go func() { r.done <- coarseexec.Run(ctx, cfg) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -258,46 +259,10 @@ func (c *rawClient) send(t testing.TB, m *flintpb.ExecutorMessage) {
 	}
 }
 
-// fakeClock is a Clock whose time moves only with Advance; every Advance
-// ticks every ticker.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	tickers []chan time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTicker(time.Duration) gateway.Ticker {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	c.tickers = append(c.tickers, ch)
-	return fakeTicker(ch)
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	for _, ch := range c.tickers {
-		select {
-		case ch <- c.now:
-		default:
-		}
-	}
-}
-
-type fakeTicker chan time.Time
-
-func (t fakeTicker) C() <-chan time.Time { return t }
-func (t fakeTicker) Stop()               {}
+// newFakeClock is the shared manual clock. clock.Fake's doc says why
+// testing/synctest cannot serve these tests: executors talk to the gateway
+// over gRPC on loopback TCP.
+func newFakeClock() *clock.Fake { return clock.NewFake(time.Time{}) }
 
 // proxy forwards TCP connections to target; it can drop traffic and break
 // every connection, to simulate a network fault between executor and driver.
@@ -308,7 +273,18 @@ type proxy struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  []net.Conn
+	// bytes forwarded and dropped, by direction
+	fwd, drp [2]atomic.Int64
 }
+
+// Directions through the proxy.
+const (
+	toGateway  = 0
+	toExecutor = 1
+)
+
+func (p *proxy) forwarded(dir int) int64 { return p.fwd[dir].Load() }
+func (p *proxy) dropped(dir int) int64   { return p.drp[dir].Load() }
 
 func startProxy(t testing.TB, target string) *proxy {
 	t.Helper()
@@ -341,20 +317,24 @@ func (p *proxy) accept() {
 		p.conns = append(p.conns, in, out)
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(in, out)
-		go p.pipe(out, in)
+		go p.pipe(in, out, toGateway)
+		go p.pipe(out, in, toExecutor)
 	}
 }
 
-func (p *proxy) pipe(from, to net.Conn) {
+func (p *proxy) pipe(from, to net.Conn, dir int) {
 	defer p.wg.Done()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := from.Read(buf)
-		if n > 0 && !p.drop.Load() {
+		switch {
+		case n > 0 && p.drop.Load():
+			p.drp[dir].Add(int64(n))
+		case n > 0:
 			if _, werr := to.Write(buf[:n]); werr != nil {
 				return
 			}
+			p.fwd[dir].Add(int64(n))
 		}
 		if err != nil {
 			to.Close()

@@ -22,7 +22,7 @@ func TestTLSStreamWithAPinnedCertificate(t *testing.T) {
 	rec := newRecorder()
 	gw := startGateway(t, rec, func(c *gateway.Config) { c.TLS = srv })
 	reg := testRegistry(nil)
-	startExecutor(t, gw.Addr().String(), func(c *coarse.Config) { c.Registry, c.DriverCertSHA256 = reg, pin })
+	startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Registry, c.DriverCertSHA256 = reg, pin })
 	rec.waitRegistered(t)
 	td := encodeInt(t, reg, "noop", 0)
 	td.TaskId = 1
@@ -36,10 +36,10 @@ func TestTLSStreamWithAPinnedCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for what, pin := range map[string]string{"plaintext": "", "another certificate": otherPin} {
-		run := startExecutor(t, gw.Addr().String(), func(c *coarse.Config) {
+		run := startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) {
 			c.ExecutorID, c.DriverCertSHA256, c.Timeout = "exec-"+what, pin, time.Second
 		})
-		if err := run.wait(t, 10*time.Second); !errors.Is(err, coarse.ErrDriverUnreachable) {
+		if err := run.wait(t, 10*time.Second); !errors.Is(err, coarseexec.ErrDriverUnreachable) {
 			t.Errorf("%s: Run = %v, want ErrDriverUnreachable", what, err)
 		}
 	}

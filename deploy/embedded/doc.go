@@ -20,6 +20,14 @@
 // freed resources at once (AllocateOnRelease) and allocates every
 // flint.embedded.allocationInterval, for low job start latency. Stop stops
 // the Mesos backend first (executors exit, the framework is torn down), then
-// the agents and the master. Fine-grained mode is refused (ErrFineGrained)
-// until the fine backend exists.
+// the agents and the master (flint.mesos.coarse=false runs the fine-grained
+// backend on it the same way).
+//
+// Sandboxes: without flint.embedded.workDir the agents work in a fresh
+// directory under the system temp dir owned by the driver (workdir.go). Stop
+// removes it, unless an executor or task failed: then it stays (marked
+// KEPT) and Stop says where, so the executors' stderr can be read. The next
+// driver removes the directories of drivers that died without stopping;
+// GC (`flint mesos gc`) removes those and the kept ones. Agents are never
+// excluded after executor failures here (they are all this one host).
 package embedded

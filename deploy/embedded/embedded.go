@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/flint-mesos/flint/deploy/minimesos/agent"
+	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -16,13 +19,14 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/deploy/minimesos/agent"
-	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/placement"
+	"github.com/flint-mesos/flint/internal/plural"
 )
 
-func init() { framework.RegisterBackend(framework.BackendEmbedded, New) }
+func init() { backend.Register(backend.Embedded, New) }
 
 // fetchCacheBytes bounds each embedded agent's fetch cache: the driver's
 // binary is fetched once per agent, not once per executor.
@@ -31,19 +35,20 @@ const fetchCacheBytes = 4 << 30
 // Backend runs an in-process minimesos master with agents and a Mesos
 // backend (coarse-grained) connected to it.
 type Backend struct {
-	p       framework.BackendParams
+	p       backend.Params
 	log     logrus.FieldLogger
 	size    Size
 	workDir string
 	tempDir bool
 
-	cluster *cluster.Cluster
-	inner   framework.Backend
-	once    sync.Once
-	err     error
+	cluster    *cluster.Cluster
+	clusterLog *logrus.Logger // the cluster's own (quieter) logger
+	inner      backend.Backend
+	once       sync.Once
+	err        error
 }
 
-var _ framework.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // Size is the embedded cluster's shape.
 type Size struct {
@@ -57,9 +62,9 @@ type Size struct {
 }
 
 // New builds the embedded backend; it is the factory registered as
-// framework.BackendEmbedded.
-func New(p framework.BackendParams) (framework.Backend, error) {
-	if p.Master.Kind != framework.MasterEmbedded {
+// backend.Embedded.
+func New(p backend.Params) (backend.Backend, error) {
+	if p.Master.Kind != backend.MasterEmbedded {
 		return nil, fmt.Errorf("embedded: master %q is not embedded", p.Master.Raw)
 	}
 	size, err := SizeFor(p.Config, runtime.NumCPU(), machineMemMB())
@@ -77,7 +82,7 @@ func New(p framework.BackendParams) (framework.Backend, error) {
 // machine: CPUs split evenly across agents (at least 1 each), memory split
 // evenly but at least one executor's memory plus overhead per agent (the
 // agents do not enforce memory; they only advertise it).
-func SizeFor(cfg *framework.Config, cpus int, memMB int64) (Size, error) {
+func SizeFor(cfg *config.Config, cpus int, memMB int64) (Size, error) {
 	s := Size{Agents: cfg.Int("flint.embedded.agents"), AllocEvery: cfg.Duration("flint.embedded.allocationInterval"),
 		MachineCPUs: cpus, MachineMB: memMB}
 	if s.Agents < 1 {
@@ -135,17 +140,25 @@ func machineMemMB() int64 {
 	return 4096
 }
 
-// Start implements framework.Backend: it starts the master and agents on
+// Start implements backend.Backend: it starts the master and agents on
 // loopback, then the Mesos backend registered with it.
-func (b *Backend) Start(ctx context.Context, d framework.Driver) error {
+func (b *Backend) Start(ctx context.Context, d backend.Driver) error {
 	if b.workDir == "" {
-		dir, err := os.MkdirTemp("", "flint-embedded-")
+		if removed, err := GC(os.TempDir(), false); err != nil {
+			b.log.Warn(err)
+		} else if len(removed) > 0 {
+			b.log.Debugf("embedded: removed %d work directories of drivers that died: %s", len(removed), strings.Join(removed, ", "))
+		}
+		dir, err := claimWorkDir(os.TempDir())
 		if err != nil {
 			return fmt.Errorf("embedded: work directory: %w", err)
 		}
 		b.workDir, b.tempDir = dir, true
 	}
 	clog := quieter(b.log)
+	if e, ok := clog.(*logrus.Entry); ok {
+		b.clusterLog = e.Logger
+	}
 	res := fmt.Sprintf("cpus:%g;mem:%d;disk:10240;ports:[31000-32000]", b.size.CPUs, b.size.MemMB)
 	c, err := cluster.Start(ctx, cluster.Config{
 		Listen: "127.0.0.1:0",
@@ -162,10 +175,10 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) error {
 	}
 	b.cluster = c
 	addr := strings.TrimPrefix(c.URL(), "http://")
-	b.log.WithField("master", c.URL()).Infof("embedded: started the embedded Mesos master at %s with %d agents (%g cpus, %d MiB each; sandboxes in %s)",
-		c.URL(), b.size.Agents, b.size.CPUs, b.size.MemMB, b.workDir)
-	inner, err := framework.NewBackend(framework.BackendParams{
-		Master: framework.Master{Raw: "mesos://" + addr, Kind: framework.MasterMesos, Address: addr},
+	b.log.WithField("master", c.URL()).Infof("embedded: started the embedded Mesos master at %s with %s (%s, %d MiB each; sandboxes in %s)",
+		c.URL(), plural.N(b.size.Agents, "agent"), plural.F(b.size.CPUs, "cpu"), b.size.MemMB, b.workDir)
+	inner, err := backend.New(backend.Params{
+		Master: backend.Master{Raw: "mesos://" + addr, Kind: backend.MasterMesos, Address: addr},
 		Config: b.p.Config, Logger: b.log, Registry: b.p.Registry,
 	})
 	if err == nil {
@@ -178,7 +191,7 @@ func (b *Backend) Start(ctx context.Context, d framework.Driver) error {
 	}
 	b.inner = inner
 	if f, ok := inner.(interface{ FrameworkID() string }); ok {
-		b.log.Infof("embedded: framework %s registered with the embedded master", f.FrameworkID())
+		b.log.Debugf("embedded: framework %s registered with the embedded master", f.FrameworkID())
 	}
 	return nil
 }
@@ -211,36 +224,65 @@ func quieter(l logrus.FieldLogger) logrus.FieldLogger {
 func (b *Backend) Cluster() *cluster.Cluster { return b.cluster }
 
 // Mesos is the Mesos backend connected to the embedded master.
-func (b *Backend) Mesos() framework.Backend { return b.inner }
+func (b *Backend) Mesos() backend.Backend { return b.inner }
 
-// ReviveOffers implements framework.Backend.
-func (b *Backend) ReviveOffers() { b.inner.ReviveOffers() }
-
-// KillTask implements framework.Backend.
-func (b *Backend) KillTask(taskID uint64, executorID, reason string) {
-	b.inner.KillTask(taskID, executorID, reason)
+// Apply implements backend.Backend: the Mesos backend applies the batch.
+func (b *Backend) Apply(batch backend.Batch) {
+	if b.inner != nil {
+		b.inner.Apply(batch)
+	}
 }
 
-// FetchResult implements framework.Backend.
+// FetchResult implements backend.Backend.
 func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error) {
 	return b.inner.FetchResult(ctx, executorID, blockID)
 }
 
-// ReleaseResult implements framework.Backend.
-func (b *Backend) ReleaseResult(executorID, blockID string) {
-	b.inner.ReleaseResult(executorID, blockID)
-}
-
-// MaxTaskInput implements framework.TaskSizeLimiter with the Mesos
+// MaxTaskInput implements backend.TaskSizeLimiter with the Mesos
 // backend's limit (none before Start).
 func (b *Backend) MaxTaskInput() (int, string) {
-	if l, ok := b.inner.(framework.TaskSizeLimiter); ok {
+	if l, ok := b.inner.(backend.TaskSizeLimiter); ok {
 		return l.MaxTaskInput()
 	}
 	return 0, ""
 }
 
-// DefaultParallelism implements framework.Backend.
+var _ backend.FileUnserver = (*Backend)(nil)
+
+// UnserveFile implements backend.FileUnserver with the Mesos backend's
+// file server.
+func (b *Backend) UnserveFile(url string) bool {
+	fs, ok := b.inner.(backend.FileUnserver)
+	return ok && fs.UnserveFile(url)
+}
+
+// ServeFile implements backend.FileServer with the Mesos backend's file
+// server.
+func (b *Backend) ServeFile(path string) (string, string, int64, error) {
+	if fs, ok := b.inner.(backend.FileServer); ok {
+		return fs.ServeFile(path)
+	}
+	return "", "", 0, errors.New("embedded: the Mesos backend serves no files (not started)")
+}
+
+// FileToken implements backend.FileServer.
+func (b *Backend) FileToken(id string, files []*backend.File) (string, error) {
+	if fs, ok := b.inner.(backend.FileServer); ok {
+		return fs.FileToken(id, files)
+	}
+	return "", errors.New("embedded: the Mesos backend serves no files (not started)")
+}
+
+// OfferFilters implements backend.OfferExplainer with the Mesos
+// backend's placement reasons.
+func (b *Backend) OfferFilters() []placement.Filtered {
+	if oe, ok := b.inner.(backend.OfferExplainer); ok {
+		return oe.OfferFilters()
+	}
+	return nil
+}
+
+// DefaultParallelism implements backend.Backend.
 func (b *Backend) DefaultParallelism() int {
 	if b.inner == nil {
 		return max(2, int(b.size.CPUs)*b.size.Agents)
@@ -248,9 +290,16 @@ func (b *Backend) DefaultParallelism() int {
 	return b.inner.DefaultParallelism()
 }
 
-// Stop implements framework.Backend: it stops the Mesos backend (executors
+// failed reports whether an executor or task of the embedded master
+// failed (a Mesos task ended TASK_FAILED), so its sandbox is worth keeping.
+func (b *Backend) failed() bool {
+	return b.cluster != nil && b.cluster.Master.Metrics()["master/tasks_failed"] > 0
+}
+
+// Stop implements backend.Backend: it stops the Mesos backend (executors
 // end, the framework is torn down), then the master and agents, and
-// removes a temporary work directory.
+// removes a temporary work directory — unless an executor or task failed:
+// then the sandboxes stay for debugging and Stop says where.
 func (b *Backend) Stop(ctx context.Context) error {
 	b.once.Do(func() {
 		var errs []error
@@ -258,8 +307,13 @@ func (b *Backend) Stop(ctx context.Context) error {
 			errs = append(errs, b.inner.Stop(ctx))
 		}
 		if b.cluster != nil {
+			// Closing master and agents races their last messages (a
+			// delivery to a closed agent): expected, not worth a warning.
+			if b.clusterLog != nil && b.clusterLog.GetLevel() < logrus.DebugLevel {
+				b.clusterLog.SetLevel(logrus.ErrorLevel)
+			}
 			errs = append(errs, b.cluster.Close(ctx))
-			b.log.Info("embedded: stopped the embedded Mesos master")
+			b.log.Debug("embedded: stopped the embedded Mesos master")
 		}
 		b.removeWorkDir()
 		b.err = errors.Join(errs...)
@@ -268,9 +322,26 @@ func (b *Backend) Stop(ctx context.Context) error {
 }
 
 func (b *Backend) removeWorkDir() {
+	if b.failed() {
+		if b.tempDir {
+			_ = os.WriteFile(filepath.Join(b.workDir, KeptFile), nil, 0o644)
+		}
+		b.log.Warnf("embedded: kept the sandboxes of the failed executors and tasks in %s (each executor's stderr and stdout are in agent-*/slaves/*/frameworks/*/executors/ID/runs/latest; `flint mesos gc` removes them)", b.workDir)
+		return
+	}
 	if b.tempDir {
 		if err := os.RemoveAll(b.workDir); err != nil {
 			b.log.Warnf("embedded: remove %s: %v", b.workDir, err)
 		}
 	}
+}
+
+// ExecutorSandbox implements backend.SandboxLocator with the Mesos
+// backend's answer.
+func (b *Backend) ExecutorSandbox(ctx context.Context, executorID string) (agentURL, dir string, err error) {
+	l, ok := b.inner.(backend.SandboxLocator)
+	if !ok {
+		return "", "", fmt.Errorf("embedded: the Mesos backend does not locate sandboxes")
+	}
+	return l.ExecutorSandbox(ctx, executorID)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,12 +25,14 @@ import (
 	"github.com/flint-mesos/flint/examples/wordcount"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/internal/examplecheck"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // TestMain lets agents start this test binary as a coarse executor.
 func TestMain(m *testing.M) {
 	if os.Getenv(flint.EnvRole) != "" {
-		os.Exit(flint.Execute("embedded.test", nil, nil))
+		os.Exit(executeProfiled())
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -53,7 +56,7 @@ func newContext(t testing.TB, conf ...string) (*framework.Context, *syncBuf, err
 	buf := &syncBuf{}
 	log := logrus.New()
 	log.SetOutput(buf)
-	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
 	if tt, ok := t.(*testing.T); ok {
 		tt.Cleanup(func() {
 			if tt.Failed() {
@@ -70,8 +73,11 @@ func executorProcs(dir string) int { return roleProcs(dir, "coarse-executor") }
 
 // roleProcs counts live processes started with FLINT_ROLE=role whose
 // sandbox lies under dir.
-func roleProcs(dir, role string) int {
-	n := 0
+func roleProcs(dir, role string) int { return len(rolePIDs(dir, role)) }
+
+// rolePIDs lists them.
+func rolePIDs(dir, role string) []int {
+	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -83,10 +89,10 @@ func roleProcs(dir, role string) int {
 			continue
 		}
 		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && strings.HasPrefix(cwd, dir) {
-			n++
+			pids = append(pids, pid)
 		}
 	}
-	return n
+	return pids
 }
 
 func TestExamplesOnEmbeddedMaster(t *testing.T) {
@@ -95,7 +101,7 @@ func TestExamplesOnEmbeddedMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	workDir := fc.Config().String("flint.embedded.workDir")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	est, err := pi.Estimate(ctx, fc, 10, 20000)
 	if err != nil {
@@ -104,13 +110,19 @@ func TestExamplesOnEmbeddedMaster(t *testing.T) {
 	if math.Abs(est-math.Pi) > 0.05 {
 		t.Fatalf("pi = %f", est)
 	}
-	counts, err := wordcount.Run(ctx, fc, wordcount.Split("s", []byte("a b a c a b\n"), 4))
+	in := filepath.Join(t.TempDir(), "in.txt")
+	if err := os.WriteFile(in, []byte("a b a c a b\nc a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := wordcount.Count(ctx, fc, wordcount.Options{Paths: []string{in}, Top: 3, Partitions: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(counts) == 0 || counts[0].Word != "a" || counts[0].Count != 3 {
+	if fmt.Sprint(counts.Top) != "[{a 4} {b 2} {c 2}]" {
 		t.Fatalf("counts = %+v", counts)
 	}
+	// sort, join and PageRank on the executors, checked exactly
+	examplecheck.All(ctx, t, fc)
 	if n := executorProcs(workDir); n == 0 {
 		t.Fatal("no executor process runs under the embedded agents' work directory")
 	}
@@ -119,13 +131,13 @@ func TestExamplesOnEmbeddedMaster(t *testing.T) {
 	if _, err := fc.RunJob(ctx, &framework.Job{Name: "huge", Tasks: []framework.Task{huge}}); !errors.Is(err, framework.ErrTaskTooLarge) {
 		t.Fatalf("a %d-byte input: err = %v, want ErrTaskTooLarge", len(huge.Input), err)
 	}
-	if err := fc.Stop(); err != nil {
+	if err := fc.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := executorProcs(workDir); n != 0 {
 		t.Fatalf("%d executor processes left after Stop", n)
 	}
-	for _, want := range []string{`started the embedded Mesos master`, `framework \S+ registered with the embedded master`, `executor \d+ registered from`} {
+	for _, want := range []string{`started the embedded Mesos master`, `registered with the Mesos master at \S+ as framework \S+`, `executor \d+ added on`} {
 		if !regexp.MustCompile(want).MatchString(logs.String()) {
 			t.Fatalf("logs lack %q", want)
 		}
@@ -152,16 +164,10 @@ func TestFineGrainedOnEmbeddedMaster(t *testing.T) {
 	if !strings.Contains(logs.String(), "fine") {
 		t.Fatalf("logs do not show the fine-grained backend:\n%s", logs.String())
 	}
-	if err := fc.Stop(); err != nil {
+	if err := fc.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for roleProcs(workDir, "fine-executor") != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("fine executors left running after Stop")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitfor.True(t, 10*time.Second, "the fine executors to exit after Stop", func() bool { return roleProcs(workDir, "fine-executor") == 0 })
 }
 
 func TestSizeFor(t *testing.T) {
@@ -185,9 +191,9 @@ func TestSizeFor(t *testing.T) {
 	if s, _ = embedded.SizeFor(fine, 2, 4096); s.CPUs != 1.1 {
 		t.Fatalf("fine mode, 2 cpus: %+v, want 1.1 cpus per agent", s)
 	}
-	_ = cfg.Set("flint.embedded.agents", "0")
-	if _, err := embedded.SizeFor(cfg, 8, 16384); err == nil {
-		t.Fatal("0 agents accepted")
+	// 0 agents is refused when the configuration is set, naming the key.
+	if err := cfg.Set("flint.embedded.agents", "0"); err == nil || !strings.Contains(err.Error(), "flint.embedded.agents") {
+		t.Fatalf("setting 0 agents: err = %v, want a validation error naming flint.embedded.agents", err)
 	}
 }
 
@@ -204,7 +210,7 @@ func BenchmarkJobStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		_ = fc.Stop()
+		_ = fc.Stop(context.Background())
 		b.StartTimer()
 	}
 }

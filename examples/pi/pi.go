@@ -59,22 +59,38 @@ func Estimate(ctx context.Context, fc *framework.Context, slices int, samples in
 	return 4 * float64(inside) / float64(int64(slices)*samples), nil
 }
 
-// Main is the driver: it prints the estimate.
-func Main(ctx context.Context, fc *framework.Context, args []string) error {
-	slices, samples := 100, int64(1_000_000)
-	var err error
+func parseArgs(args []string) (slices int, samples int64, err error) {
+	slices, samples = 100, 1_000_000
 	if len(args) > 2 {
-		return fmt.Errorf("pi: too many arguments; usage: %s", Usage)
+		return 0, 0, fmt.Errorf("pi: too many arguments; usage: %s", Usage)
 	}
 	if len(args) > 0 {
 		if slices, err = strconv.Atoi(args[0]); err != nil {
-			return fmt.Errorf("pi: slices %q: %w", args[0], err)
+			return 0, 0, fmt.Errorf("pi: slices %q: %w", args[0], err)
 		}
 	}
 	if len(args) > 1 {
 		if samples, err = strconv.ParseInt(args[1], 10, 64); err != nil {
-			return fmt.Errorf("pi: samples %q: %w", args[1], err)
+			return 0, 0, fmt.Errorf("pi: samples %q: %w", args[1], err)
 		}
+	}
+	if slices < 1 || samples < 1 {
+		return 0, 0, fmt.Errorf("pi: slices (%d) and samples (%d) must be positive", slices, samples)
+	}
+	return slices, samples, nil
+}
+
+// Check validates the arguments before any cluster starts.
+func Check(args []string) error {
+	_, _, err := parseArgs(args)
+	return err
+}
+
+// Main is the driver: it prints the estimate.
+func Main(ctx context.Context, fc *framework.Context, args []string) error {
+	slices, samples, err := parseArgs(args)
+	if err != nil {
+		return err
 	}
 	est, err := Estimate(ctx, fc, slices, samples)
 	if err != nil {

@@ -23,11 +23,11 @@ func TestEstimateIsCloseToPiAndReproducible(t *testing.T) {
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	fc, err := framework.NewContext(cfg, framework.WithLogger(log))
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fc.Stop()
+	defer fc.Stop(context.Background())
 	est, err := pi.Estimate(context.Background(), fc, 8, 50_000)
 	if err != nil {
 		t.Fatal(err)

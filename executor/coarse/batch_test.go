@@ -1,4 +1,4 @@
-package coarse
+package coarseexec
 
 import (
 	"bytes"

@@ -1,9 +1,8 @@
-package coarse
+package coarseexec
 
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/internal/uuid"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -26,6 +27,9 @@ type client struct {
 	log logrus.FieldLogger
 	api flintpb.ExecutorGatewayClient
 	rt  *executor.Runtime // created on the first registration
+	// shuffle is the executor's shuffle (store, memory, server), when the
+	// driver's registration answer carries shuffle properties.
+	shuffle *shuffleenv.Env
 
 	wake chan struct{} // the sender has work
 
@@ -319,12 +323,27 @@ func (c *client) recvLoop(ctx context.Context, cancel context.CancelFunc, s stre
 			c.serveResult(x.FetchResult)
 		case *flintpb.DriverMessage_ReleaseResult:
 			c.rt.ReleaseResult(x.ReleaseResult.BlockId)
+		case *flintpb.DriverMessage_ReleaseShuffle:
+			c.releaseShuffle(x.ReleaseShuffle)
 		case *flintpb.DriverMessage_StopExecutor:
 			c.log.WithField("reason", x.StopExecutor.Reason).Info("driver asked the executor to stop")
 			c.stop(s, cancel)
 			return errStopped
 		}
 	}
+}
+
+// releaseShuffle deletes the map outputs the driver released.
+func (c *client) releaseShuffle(r *flintpb.ReleaseShuffle) {
+	if c.shuffle == nil {
+		return
+	}
+	log := c.log.WithField("namespace", r.Namespace).WithField("shuffle", r.ShuffleId).WithField("all", r.All)
+	if err := c.shuffle.ReleaseShuffle(r.Namespace, int(r.ShuffleId), r.All); err != nil {
+		log.WithError(err).Warn("releasing shuffle outputs")
+		return
+	}
+	log.Debug("released shuffle outputs")
 }
 
 // launch starts td; a task the runtime refuses is reported failed so the
@@ -336,7 +355,7 @@ func (c *client) launch(td *flintpb.TaskDescription) {
 			TaskId: td.TaskId, Attempt: td.Attempt, ExecutorId: c.cfg.ExecutorID,
 			State:             flintpb.TaskState_TASK_FAILED,
 			Failure:           &flintpb.TaskFailure{Kind: flintpb.FailureKind_LAUNCH_FAILED, Message: err.Error()},
-			TimestampUnixNano: c.cfg.Now().UnixNano(), Uuid: newUUID(),
+			TimestampUnixNano: c.cfg.Now().UnixNano(), Uuid: uuid.New(),
 		})
 	}
 }
@@ -376,13 +395,4 @@ func (c *client) stop(s stream, cancel context.CancelFunc) {
 			return
 		}
 	}
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() []byte {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // never fails since Go 1.24
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return b
 }

@@ -1,28 +1,32 @@
-package coarse
+package coarseexec
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestFromEnvReadsAndUnsetsSecret(t *testing.T) {
-	t.Setenv(EnvDriverURL, "grpc://driver:7077")
-	t.Setenv(EnvExecutorID, "3")
-	t.Setenv(EnvCores, "4")
-	t.Setenv(EnvToken, "s3cret")
-	t.Setenv(EnvHost, "agent-host")
-	t.Setenv(EnvAgentID, "a-1")
-	t.Setenv(EnvTimeout, "30")
+	t.Setenv(contract.EnvDriverURL, "grpc://driver:7077")
+	t.Setenv(contract.EnvExecutorID, "3")
+	t.Setenv(contract.EnvCores, "4")
+	t.Setenv(contract.EnvToken, "s3cret")
+	t.Setenv(contract.EnvHost, "agent-host")
+	t.Setenv(contract.EnvAgentID, "a-1")
+	t.Setenv(contract.EnvTimeout, "30")
 	cfg, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -31,8 +35,8 @@ func TestFromEnvReadsAndUnsetsSecret(t *testing.T) {
 		cfg.Host != "agent-host" || cfg.AgentID != "a-1" || cfg.Timeout != 30*time.Second {
 		t.Fatalf("FromEnv = %+v", cfg)
 	}
-	if v, ok := os.LookupEnv(EnvToken); ok {
-		t.Fatalf("%s still set to %q", EnvToken, v)
+	if v, ok := os.LookupEnv(contract.EnvToken); ok {
+		t.Fatalf("%s still set to %q", contract.EnvToken, v)
 	}
 	d, _ := cfg.withDefaults()
 	if d.DriverURL != "driver:7077" {
@@ -41,12 +45,12 @@ func TestFromEnvReadsAndUnsetsSecret(t *testing.T) {
 }
 
 func TestFromEnvReportsEveryProblem(t *testing.T) {
-	env := map[string]string{EnvCores: "four", EnvTimeout: "soon"}
+	env := map[string]string{contract.EnvCores: "four", contract.EnvTimeout: "soon"}
 	_, err := fromEnv(func(k string) string { return env[k] })
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{EnvCores, EnvTimeout, EnvDriverURL, EnvExecutorID, EnvToken} {
+	for _, want := range []string{contract.EnvCores, contract.EnvTimeout, contract.EnvDriverURL, contract.EnvExecutorID, contract.EnvToken} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s: %v", want, err)
 		}
@@ -60,7 +64,11 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// A driver that never answers: Run gives up after Timeout without spinning.
+// A driver that never answers: Run retries with exponential backoff
+// (10, 20, 40, then 50 ms apart) and gives up exactly when Timeout has
+// passed on its clock. The clock is a clock.Fake the test advances: each
+// retry waits for it, so the attempts and the moment Run gives up are
+// exact however slow the machine is.
 func TestUnreachableDriver(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,23 +77,43 @@ func TestUnreachableDriver(t *testing.T) {
 	addr := lis.Addr().String()
 	lis.Close() // nothing listens there now
 	const timeout = 700 * time.Millisecond
-	start := time.Now()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	err = Run(context.Background(), Config{DriverURL: addr, ExecutorID: "e", Cores: 1, Token: "s",
-		Timeout: timeout, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
-	runtime.ReadMemStats(&after)
-	elapsed := time.Since(start)
+	clk := clock.NewFake(time.Time{})
+	start := clk.Now()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Config{DriverURL: addr, ExecutorID: "e", Cores: 1, Token: "s",
+			Timeout: timeout, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond, Clock: clk})
+	}()
+	waits := retrySchedule(10*time.Millisecond, 50*time.Millisecond, timeout)
+	for i, d := range waits {
+		waitfor.True(t, 30*time.Second, fmt.Sprintf("retry %d to wait %s", i+1, d), func() bool { return clk.HasPending(d) })
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned after %d of %d waits: %v", i, len(waits), err)
+		default:
+		}
+		clk.Advance(d)
+	}
+	err = <-done
 	if !errors.Is(err, ErrDriverUnreachable) || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("Run: %v", err)
 	}
-	if elapsed < timeout || elapsed > timeout+time.Second {
-		t.Fatalf("gave up after %s, want about %s", elapsed, timeout)
+	if d := clk.Now().Sub(start); d != timeout {
+		t.Fatalf("gave up at start+%s on its clock, want %s", d, timeout)
 	}
-	// Backoff, not a busy loop: a few dozen attempts at most.
-	if n := after.Mallocs - before.Mallocs; n > 2_000_000 {
-		t.Fatalf("%d allocations while waiting: spinning?", n)
+}
+
+// retrySchedule is the backoff the executor's reconnection loop waits
+// between attempts: doubling from lo to at most hi, the last wait cut to
+// end at total.
+func retrySchedule(lo, hi, total time.Duration) []time.Duration {
+	var out []time.Duration
+	for sum, w := time.Duration(0), lo; sum < total; w = min(2*w, hi) {
+		d := min(w, total-sum)
+		out = append(out, d)
+		sum += d
 	}
+	return out
 }
 
 func TestRunReturnsOnCancel(t *testing.T) {
@@ -94,5 +122,21 @@ func TestRunReturnsOnCancel(t *testing.T) {
 	err := Run(ctx, Config{DriverURL: "127.0.0.1:1", ExecutorID: "e", Cores: 1, Token: "s", Timeout: time.Minute})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Run: %v", err)
+	}
+}
+
+// A driver never reached is given up on after FirstTimeout, not the
+// (longer) Timeout meant for a driver that was there and went away.
+func TestNeverReachedDriverGivesUpSooner(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	err = Run(context.Background(), Config{DriverURL: addr, ExecutorID: "e", Cores: 1, Token: "s",
+		Timeout: time.Hour, FirstTimeout: 300 * time.Millisecond, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+	if want := addr + " for more than 300ms, never reached"; !errors.Is(err, ErrDriverUnreachable) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Run: %v; want ErrDriverUnreachable saying %q", err, want)
 	}
 }

@@ -1,4 +1,4 @@
-package coarse
+package coarseexec
 
 import (
 	"errors"
@@ -14,21 +14,8 @@ import (
 
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/task"
-)
-
-// Environment variables the coarse backend sets for an executor (see the
-// package documentation).
-const (
-	EnvDriverURL  = "FLINT_DRIVER_URL"
-	EnvExecutorID = "FLINT_EXECUTOR_ID"
-	EnvCores      = "FLINT_EXECUTOR_CORES"
-	EnvToken      = "FLINT_EXECUTOR_TOKEN"
-	EnvDriverCert = "FLINT_DRIVER_CERT_SHA256"
-	EnvHost       = "FLINT_EXECUTOR_HOST"
-	EnvAgentID    = "FLINT_AGENT_ID"
-	EnvTimeout    = "FLINT_NETWORK_TIMEOUT"
-	EnvLogLevel   = "FLINT_LOG_LEVEL"
-	EnvLogFormat  = "FLINT_LOG_FORMAT"
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // Defaults of Config fields left zero.
@@ -38,6 +25,8 @@ const (
 	DefaultRetryMin        = 100 * time.Millisecond
 	DefaultRetryMax        = 5 * time.Second
 	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultFirstTimeout caps Timeout before the first registration.
+	DefaultFirstTimeout = 30 * time.Second
 	// DefaultChunkSize is the size of one ResultBlock chunk.
 	DefaultChunkSize = 1 << 20
 	// DefaultMaxMessageSize matches the gateway's: inline results and task
@@ -69,6 +58,9 @@ type Config struct {
 	// or not answering a registration) before Run gives up with
 	// ErrDriverUnreachable (flint.network.timeout); default DefaultTimeout.
 	Timeout time.Duration
+	// FirstTimeout is Timeout before the first registration (capped by
+	// Timeout); default DefaultFirstTimeout.
+	FirstTimeout time.Duration
 	// RetryMin and RetryMax bound the exponential backoff between
 	// reconnection attempts.
 	RetryMin, RetryMax time.Duration
@@ -86,6 +78,10 @@ type Config struct {
 	Registry *task.Registry
 	// Now is the clock of task metrics and heartbeats; default time.Now.
 	Now func() time.Time
+	// Clock paces reconnection: how long the driver has been unreachable,
+	// the backoff between attempts and the registration deadline; default
+	// the wall clock (tests drive a clock.Fake).
+	Clock clock.Clock
 	// Logger is optional; nil discards logs.
 	Logger logrus.FieldLogger
 }
@@ -94,24 +90,25 @@ func (c Config) withDefaults() (Config, error) {
 	var errs []error
 	c.DriverURL = strings.TrimPrefix(c.DriverURL, "grpc://")
 	if c.DriverURL == "" {
-		errs = append(errs, fmt.Errorf("coarse: the driver address is required (%s)", EnvDriverURL))
+		errs = append(errs, fmt.Errorf("coarse: the driver address is required (%s)", contract.EnvDriverURL))
 	}
 	if c.ExecutorID == "" {
-		errs = append(errs, fmt.Errorf("coarse: the executor id is required (%s)", EnvExecutorID))
+		errs = append(errs, fmt.Errorf("coarse: the executor id is required (%s)", contract.EnvExecutorID))
 	}
 	if c.Cores <= 0 {
-		errs = append(errs, fmt.Errorf("coarse: cores must be positive, got %d (%s)", c.Cores, EnvCores))
+		errs = append(errs, fmt.Errorf("coarse: cores must be positive, got %d (%s)", c.Cores, contract.EnvCores))
 	}
 	if c.Token == "" {
-		errs = append(errs, fmt.Errorf("coarse: the executor token is required (%s)", EnvToken))
+		errs = append(errs, fmt.Errorf("coarse: the executor token is required (%s)", contract.EnvToken))
 	}
-	if c.Timeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.ShutdownTimeout < 0 || c.ChunkSize < 0 || c.MaxMessageSize < 0 {
+	if c.Timeout < 0 || c.FirstTimeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.ShutdownTimeout < 0 || c.ChunkSize < 0 || c.MaxMessageSize < 0 {
 		errs = append(errs, errors.New("coarse: durations and sizes must not be negative"))
 	}
 	if c.Host == "" {
 		c.Host, _ = os.Hostname()
 	}
 	c.Timeout = cmpOr(c.Timeout, DefaultTimeout)
+	c.FirstTimeout = cmpOr(c.FirstTimeout, DefaultFirstTimeout)
 	c.RetryMin = cmpOr(c.RetryMin, DefaultRetryMin)
 	c.RetryMax = max(cmpOr(c.RetryMax, DefaultRetryMax), c.RetryMin)
 	c.ShutdownTimeout = cmpOr(c.ShutdownTimeout, DefaultShutdownTimeout)
@@ -131,6 +128,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
 	}
 	if c.Logger == nil {
 		l := logrus.New()
@@ -154,31 +154,31 @@ func cmpOr[T comparable](v, def T) T {
 // variables are reported together.
 func FromEnv() (Config, error) {
 	cfg, err := fromEnv(os.Getenv)
-	_ = os.Unsetenv(EnvToken)
+	_ = os.Unsetenv(contract.EnvToken)
 	return cfg, err
 }
 
 func fromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		DriverURL:        getenv(EnvDriverURL),
-		ExecutorID:       getenv(EnvExecutorID),
-		Token:            getenv(EnvToken),
-		DriverCertSHA256: getenv(EnvDriverCert),
-		Host:             getenv(EnvHost),
-		AgentID:          getenv(EnvAgentID),
+		DriverURL:        getenv(contract.EnvDriverURL),
+		ExecutorID:       getenv(contract.EnvExecutorID),
+		Token:            getenv(contract.EnvToken),
+		DriverCertSHA256: getenv(contract.EnvDriverCert),
+		Host:             getenv(contract.EnvHost),
+		AgentID:          getenv(contract.EnvAgentID),
 	}
 	var errs []error
-	if v := getenv(EnvCores); v != "" {
+	if v := getenv(contract.EnvCores); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("coarse: %s=%q is not a whole number", EnvCores, v))
+			errs = append(errs, fmt.Errorf("coarse: %s=%q is not a whole number", contract.EnvCores, v))
 		}
 		cfg.Cores = n
 	}
-	if v := getenv(EnvTimeout); v != "" {
+	if v := getenv(contract.EnvTimeout); v != "" {
 		d, err := config.ParseDuration(v, time.Second)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("coarse: %s: %w", EnvTimeout, err))
+			errs = append(errs, fmt.Errorf("coarse: %s: %w", contract.EnvTimeout, err))
 		}
 		cfg.Timeout = d
 	}

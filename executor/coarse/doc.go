@@ -1,4 +1,4 @@
-// Package coarse is the coarse-grained executor (Spark's
+// Package coarseexec is the coarse-grained executor (Spark's
 // CoarseGrainedExecutorBackend): a long-lived process the coarse Mesos
 // backend starts on an agent, which connects back to the driver's gateway
 // (coarse/gateway) over one gRPC bidirectional stream and runs the tasks
@@ -7,6 +7,7 @@
 //	Run ─► dial driver ─► Connect ─► RegisterExecutor{id, host, cores, agent, token}
 //	          ▲                        ◄─ RegisteredExecutor{properties} ─► executor.Runtime (first time)
 //	          │ backoff            LaunchTask / KillTask / FetchResult / ReleaseResult ─► runtime
+//	          │                    ReleaseShuffle ─► the executor's shuffle deletes those outputs
 //	          │                    runtime updates ─► kept until acked ─► StatusUpdate ─►
 //	          └─ stream broken     heartbeats every interval ─►          ◄─ StatusUpdateAck
 //	             (resend unacked)  StopExecutor ─► close runtime, flush, close stream ─► Run returns nil
@@ -55,6 +56,19 @@
 // registration returns ErrRefused at once. Indirect results are sent in
 // Config.ChunkSize chunks, after any pending status update.
 //
+// Shuffle: when the registration answer's settings carry the shuffle's
+// (shuffleenv.Properties: application id, the application's shuffle token,
+// memory, codec, fetch limits), the executor starts its shuffle
+// (executor/shuffleenv): a store in its own directory under
+// flint.local.dir or the sandbox and a TLS shuffle server on Config.Host.
+// Every task finds it in its context (shuffleenv.FromContext); its map
+// statuses name the server's address. Exiting deletes the directory.
+//
+// Job configuration: the answer's properties also carry every flint.* setting of the job under
+// jobconf.Prefix (executor/jobconf); the executor rebuilds a typed config from them, logs it at
+// debug level with secrets redacted, and puts it in every task's context
+// (framework.TaskConfig).
+//
 // This package must not import the coarse backend nor the root flint
 // package (which imports it to register Main).
-package coarse
+package coarseexec

@@ -1,4 +1,4 @@
-package coarse
+package coarseexec
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/framework/logging"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // newLogger logs to stderr with the secret redacted.
 func newLogger(level, format, secret string) (*logrus.Logger, error) {
 	l, err := logging.New(logging.Options{Level: level, Format: format, Out: os.Stderr, Secrets: []string{secret}})
 	if err != nil {
-		return nil, fmt.Errorf("coarse: %s/%s: %w", EnvLogLevel, EnvLogFormat, err)
+		return nil, fmt.Errorf("coarse: %s/%s: %w", contract.EnvLogLevel, contract.EnvLogFormat, err)
 	}
 	return l, nil
 }

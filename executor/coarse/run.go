@@ -1,11 +1,12 @@
-package coarse
+package coarseexec
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -18,8 +19,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flint-mesos/flint/executor"
-	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/executor/files"
+	"github.com/flint-mesos/flint/executor/jobconf"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -36,19 +40,18 @@ var (
 // errStopped ends a session when the driver sent StopExecutor.
 var errStopped = errors.New("coarse: stopped by the driver")
 
-// Role is the FLINT_ROLE value that makes a Flint binary a coarse-grained
-// executor; the root package registers Main under it.
-const Role = "coarse-executor"
-
 // Main is the coarse executor role: it runs an executor configured by
 // FromEnv, logging to stderr at FLINT_LOG_LEVEL in FLINT_LOG_FORMAT. It
 // returns nil when the driver stops the executor or ctx is cancelled.
 func Main(ctx context.Context) error {
+	if err := executor.VerifySelf(); err != nil {
+		return err
+	}
 	cfg, err := FromEnv()
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(os.Getenv(EnvLogLevel), os.Getenv(EnvLogFormat), cfg.Token)
+	log, err := newLogger(os.Getenv(contract.EnvLogLevel), os.Getenv(contract.EnvLogFormat), cfg.Token)
 	if err != nil {
 		return err
 	}
@@ -97,12 +100,17 @@ func Run(ctx context.Context, cfg Config) error {
 // loop runs sessions, reconnecting with backoff, until one ends for good.
 func (c *client) loop(ctx context.Context) error {
 	cfg := c.cfg
+	clk := cfg.Clock
 	wait := cfg.RetryMin
 	var downSince time.Time
+	// Until the driver has accepted the executor once, a shorter limit
+	// holds: a driver never reached is most likely gone already (killed
+	// before its executors started), not briefly away.
+	limit, ever := min(cfg.Timeout, cfg.FirstTimeout), false
 	for {
-		deadline := time.Now().Add(cfg.Timeout)
+		deadline := clk.Now().Add(limit)
 		if !downSince.IsZero() {
-			deadline = downSince.Add(cfg.Timeout)
+			deadline = downSince.Add(limit)
 		}
 		registered, err := c.session(ctx, deadline)
 		switch {
@@ -114,22 +122,24 @@ func (c *client) loop(ctx context.Context) error {
 		case errors.Is(err, ErrRefused):
 			return err
 		}
-		now := time.Now()
+		now := clk.Now()
 		if registered {
 			downSince, wait = now, cfg.RetryMin
+			limit, ever = cfg.Timeout, true
 		} else if downSince.IsZero() {
 			downSince = now
 		}
-		if now.Sub(downSince) >= cfg.Timeout {
-			return fmt.Errorf("%w: %s for more than %s: %w", ErrDriverUnreachable, cfg.DriverURL, cfg.Timeout, err)
+		if now.Sub(downSince) >= limit {
+			if !ever {
+				return fmt.Errorf("%w: %s for more than %s, never reached: %w", ErrDriverUnreachable, cfg.DriverURL, limit, err)
+			}
+			return fmt.Errorf("%w: %s for more than %s: %w", ErrDriverUnreachable, cfg.DriverURL, limit, err)
 		}
 		c.log.WithError(err).WithField("retry_in", wait).Warn("driver connection lost; reconnecting")
-		t := time.NewTimer(min(wait, downSince.Add(cfg.Timeout).Sub(now)))
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-clk.After(min(wait, downSince.Add(limit).Sub(now))):
 		}
 		wait = min(2*wait, cfg.RetryMax)
 	}
@@ -140,7 +150,7 @@ func (c *client) loop(ctx context.Context) error {
 func (c *client) session(ctx context.Context, deadline time.Time) (registered bool, err error) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	handshake := time.AfterFunc(time.Until(deadline), cancel)
+	handshake := c.cfg.Clock.AfterFunc(deadline.Sub(c.cfg.Clock.Now()), cancel)
 	stream, err := c.api.Connect(sctx)
 	if err != nil {
 		handshake.Stop()
@@ -164,7 +174,7 @@ func (c *client) session(ctx context.Context, deadline time.Time) (registered bo
 	if answer == nil {
 		return false, fmt.Errorf("coarse: the driver's first message is %T, not RegisteredExecutor", first.Message)
 	}
-	if err := c.ensureRuntime(answer.Properties); err != nil {
+	if err := c.ensureRuntime(answer.Settings); err != nil {
 		return true, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	c.log.WithFields(logrus.Fields{"driver": c.cfg.DriverURL, "driver_id": answer.DriverId}).Info("registered with the driver")
@@ -184,55 +194,64 @@ func classify(err error) error {
 }
 
 // ensureRuntime creates the runtime on the first registration, sized by
-// the driver's properties.
-func (c *client) ensureRuntime(props map[string]string) error {
+// the driver's settings.
+func (c *client) ensureRuntime(set *flintpb.ExecutorSettings) error {
 	if c.rt != nil {
 		return nil
 	}
-	rc := executor.Config{ExecutorID: c.cfg.ExecutorID, Cores: c.cfg.Cores, Registry: c.cfg.Registry, Now: c.cfg.Now, Logger: c.cfg.Logger}
+	if err := contract.CheckVersion(set); err != nil {
+		return fmt.Errorf("coarse: %w", err)
+	}
+	rc := executor.Config{ExecutorID: c.cfg.ExecutorID, Cores: c.cfg.Cores, Registry: c.cfg.Registry, Now: c.cfg.Now, Logger: c.cfg.Logger,
+		FilesDir: files.SandboxDir(), TaskCPUs: int(set.TaskCpus), MaxResultSize: set.MaxResultSize, MaxDirectResultSize: set.MaxDirectResultSize}
 	var errs []error
-	if v := props[PropTaskCPUs]; v != "" {
-		n, err := strconv.Atoi(v)
-		errs = append(errs, propErr(PropTaskCPUs, v, err))
-		rc.TaskCPUs = n
-	}
-	if v := props[PropMaxResultSize]; v != "" {
-		n, err := config.ParseSize(v, config.Byte)
-		errs = append(errs, propErr(PropMaxResultSize, v, err))
-		rc.MaxResultSize = n
-	}
-	if v := props[PropMaxDirectResultSize]; v != "" {
-		n, err := config.ParseSize(v, config.Byte)
-		errs = append(errs, propErr(PropMaxDirectResultSize, v, err))
-		rc.MaxDirectResultSize = n
-	}
+	shuffleSet, withShuffle, err := shuffleenv.SettingsFromProperties(set.Shuffle, c.cfg.ExecutorID, c.cfg.Host)
+	errs = append(errs, err)
+	job, err := jobconf.Properties{Settings: set.JobSettings, Secrets: set.JobSecrets}.Config()
+	errs = append(errs, err)
+	rc.Job = job
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if withShuffle {
+		// Listen where the driver is reachable from; report the host.
+		if h, _, err := net.SplitHostPort(strings.TrimPrefix(c.cfg.DriverURL, "grpc://")); err == nil {
+			shuffleSet.Bind = shuffleenv.LocalIPTowards(h)
+		}
+		if env, err := shuffleenv.Start(shuffleSet, true, c.log); err != nil {
+			// Tasks that shuffle fail (no shuffle in their context);
+			// the others run.
+			c.log.WithError(err).Error("cannot start the executor's shuffle")
+		} else {
+			c.shuffle = env
+			rc.BaseContext = func() context.Context { return shuffleenv.NewContext(context.Background(), env) }
+			c.log.WithField("address", env.Location().Address).Info("serving shuffle outputs")
+		}
+	}
+	jobconf.LogEffective(c.log, job)
 	rt, err := executor.New(rc, c.report)
 	if err != nil {
+		c.closeShuffle()
 		return err
 	}
 	c.rt = rt
 	return nil
 }
 
-func propErr(key, v string, err error) error {
-	if err == nil {
-		return nil
+// closeShuffle stops serving shuffle outputs and deletes them: the
+// executor is exiting, and the driver forgets its outputs with it.
+func (c *client) closeShuffle() {
+	if c.shuffle == nil {
+		return
 	}
-	return fmt.Errorf("coarse: driver property %s=%q: %w", key, v, err)
+	if err := c.shuffle.Close(); err != nil {
+		c.log.WithError(err).Warn("removing shuffle files")
+	}
+	c.shuffle = nil
 }
 
-// Properties of RegisteredExecutor the executor reads (sizes in bytes,
-// optionally with a unit suffix).
-const (
-	PropTaskCPUs            = "flint.task.cpus"
-	PropMaxResultSize       = "flint.driver.maxResultSize"
-	PropMaxDirectResultSize = "flint.task.maxDirectResultSize"
-)
-
 func (c *client) closeRuntime() {
+	defer c.closeShuffle()
 	if c.rt == nil {
 		return
 	}
@@ -251,7 +270,7 @@ func transport(pin string) (credentials.TransportCredentials, error) {
 	}
 	cfg, err := tlspin.Client(pin)
 	if err != nil {
-		return nil, fmt.Errorf("coarse: %s: %w", EnvDriverCert, err)
+		return nil, fmt.Errorf("coarse: %s: %w", contract.EnvDriverCert, err)
 	}
 	return credentials.NewTLS(cfg), nil
 }

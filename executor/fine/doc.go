@@ -1,4 +1,4 @@
-// Package fine is Flint's Mesos executor for fine-grained mode (Spark's
+// Package fineexec is Flint's Mesos executor for fine-grained mode (Spark's
 // MesosExecutorBackend): a custom executor on the Mesos v1 executor HTTP
 // API that runs every Mesos task it is given in an executor.Runtime.
 //
@@ -14,7 +14,8 @@
 // MESOS_* environment the agent sets (read with mesos-go's
 // executor/config.FromEnv). Everything else — task cpus, result limits, the
 // result-server secret, the idle timeout, logging — comes in
-// ExecutorInfo.data as JSON Settings, so no secret is in the environment
+// ExecutorInfo.data as a flintpb.ExecutorSettings (proto/contract; read
+// into Settings), so no secret is in the environment
 // (which Mesos' /state shows).
 //
 // Protocol, as Mesos' executor-http-api.md asks:
@@ -59,4 +60,13 @@
 // Settings.IdleTimeout without a task (so no CPU stays pinned between jobs;
 // Spark's executors never left). A LAUNCH that races with the idle exit is
 // answered TASK_LOST, which the driver retries without counting a failure.
-package fine
+//
+// Shuffle: Settings.Shuffle (shuffleenv.Properties) gives the executor a
+// shuffle (executor/shuffleenv): a store under flint.local.dir or the
+// sandbox and a TLS shuffle server on the address that routes to the
+// driver, reported at the agent's host name; tasks find it in their
+// context. While it holds committed map outputs the executor does not exit
+// on idle — reducers may still read them — until the driver releases the
+// shuffles with a framework message (shuffleenv.ShuffleReleaseMessage) or goes
+// away (SHUTDOWN). Exiting deletes the files.
+package fineexec

@@ -1,6 +1,8 @@
-package fine
+package fineexec
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,10 @@ import (
 	mexec "github.com/mesos/mesos-go/api/v1/lib/executor"
 
 	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/executor/files"
+	"github.com/flint-mesos/flint/executor/jobconf"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -43,7 +49,9 @@ func (e *Executor) events(resp mesos.Response) error {
 			e.finish(nil, "the agent asked the executor to shut down")
 		case mexec.Event_ERROR:
 			e.log.Errorf("fine: the agent sent ERROR: %s", ev.Error.GetMessage())
-		case mexec.Event_MESSAGE, mexec.Event_HEARTBEAT:
+		case mexec.Event_MESSAGE:
+			e.message(ev.Message.GetData())
+		case mexec.Event_HEARTBEAT:
 		default:
 			e.log.Debugf("fine: ignoring event %s", ev.GetType())
 		}
@@ -62,20 +70,35 @@ func (e *Executor) subscribed(s *mexec.Event_Subscribed) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSettings, err)
 	}
-	rt, err := executor.New(executor.Config{
-		ExecutorID: e.cfg.Mesos.ExecutorID, Cores: runtimeCores, TaskCPUs: set.TaskCPUs,
-		MaxResultSize: set.MaxResultSize, MaxDirectResultSize: max(set.MaxDirectResultSize, 1),
-		Registry: e.cfg.Registry, Logger: e.log,
-	}, e.report)
+	sh, err := e.startShuffle(set, s.AgentInfo.GetHostname())
 	if err != nil {
+		return err
+	}
+	job, err := set.Job.Config()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadSettings, err)
+	}
+	jobconf.LogEffective(e.log, job)
+	rc := executor.Config{
+		ExecutorID: e.cfg.Mesos.ExecutorID, Cores: runtimeCores, TaskCPUs: set.TaskCPUs, Job: job,
+		MaxResultSize: set.MaxResultSize, MaxDirectResultSize: max(set.MaxDirectResultSize, 1),
+		Registry: e.cfg.Registry, Logger: e.log, FilesDir: files.SandboxDir(),
+	}
+	if sh != nil {
+		rc.BaseContext = func() context.Context { return shuffleenv.NewContext(context.Background(), sh) }
+	}
+	rt, err := executor.New(rc, e.report)
+	if err != nil {
+		closeShuffle(sh)
 		return fmt.Errorf("fine: runtime: %w", err)
 	}
 	rs, err := startResultServer(set, rt, e.log)
 	if err != nil {
 		_ = rt.Close(nilCtx())
+		closeShuffle(sh)
 		return err
 	}
-	e.set, e.rt, e.results = set, rt, rs
+	e.set, e.rt, e.results, e.shuffle = set, rt, rs, sh
 	e.lastActive = time.Now()
 	if set.IdleTimeout > 0 {
 		go e.idleWatch(set.IdleTimeout)
@@ -187,9 +210,9 @@ func (e *Executor) report(u *flintpb.StatusUpdate) {
 		status.Message = &msg
 	}
 	if u.GetResult().GetIndirect() != nil {
-		status.Labels = &mesos.Labels{Labels: []mesos.Label{{Key: LabelResults, Value: &url}}}
+		status.Labels = &mesos.Labels{Labels: []mesos.Label{{Key: contract.LabelResults, Value: &url}}}
 		if pin != "" {
-			status.Labels.Labels = append(status.Labels.Labels, mesos.Label{Key: LabelResultsPin, Value: &pin})
+			status.Labels.Labels = append(status.Labels.Labels, mesos.Label{Key: contract.LabelResultsPin, Value: &pin})
 		}
 	}
 	data, err := u.Marshal()
@@ -242,6 +265,15 @@ func (e *Executor) idleWatch(d time.Duration) {
 		}
 		e.mu.Lock()
 		idle := len(e.tasks) == 0 && len(e.unacked) == 0 && time.Since(e.lastActive) >= d
+		if idle && e.shuffle != nil && e.shuffle.HoldsOutputs() {
+			// Reducers may still read the outputs this executor wrote:
+			// it stays until the driver releases them (or goes away).
+			if !e.heldLogged {
+				e.log.Infof("fine: idle for %s but holding shuffle outputs; staying until the driver releases them", d)
+				e.heldLogged = true
+			}
+			idle = false
+		}
 		if idle {
 			e.closing = true // decided under the lock: a LAUNCH from now on is answered TASK_LOST
 		}
@@ -250,5 +282,60 @@ func (e *Executor) idleWatch(d time.Duration) {
 			e.finish(nil, fmt.Sprintf("no task for %s (flint.mesos.fine.executorIdleTimeout)", d))
 			return
 		}
+	}
+}
+
+// startShuffle starts the executor's shuffle when the settings carry one:
+// reported at the agent's host name, listening on the address that routes
+// to the driver.
+func (e *Executor) startShuffle(set Settings, agentHost string) (*shuffleenv.Env, error) {
+	ss, ok, err := shuffleenv.SettingsFromProperties(set.Shuffle, e.cfg.Mesos.ExecutorID, agentHost)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	ss.Host = cmp.Or(ss.Host, "127.0.0.1")
+	ss.Bind = shuffleenv.LocalIPTowards(set.DriverHost)
+	sh, err := shuffleenv.Start(ss, true, e.log)
+	if err != nil {
+		// Tasks that shuffle fail (no shuffle in their context); the
+		// others run.
+		e.log.WithError(err).Error("fine: cannot start the executor's shuffle")
+		return nil, nil
+	}
+	e.log.Infof("fine: serving shuffle outputs at %s", sh.Location().Address)
+	return sh, nil
+}
+
+func closeShuffle(sh *shuffleenv.Env) {
+	if sh != nil {
+		_ = sh.Close()
+	}
+}
+
+// message handles a framework message from the driver: a shuffle release
+// deletes that shuffle's outputs (and may let the executor exit on idle).
+func (e *Executor) message(data []byte) {
+	ns, id, all, ok := shuffleenv.ParseShuffleReleaseMessage(data)
+	e.mu.Lock()
+	sh := e.shuffle
+	e.mu.Unlock()
+	if !ok || sh == nil {
+		e.log.Debugf("fine: ignoring a framework message of %d bytes", len(data))
+		return
+	}
+	if err := sh.ReleaseShuffle(ns, id, all); err != nil {
+		e.log.WithError(err).Warnf("fine: releasing shuffle %d of namespace %q (all: %v)", id, ns, all)
+		return
+	}
+	e.mu.Lock()
+	e.heldLogged = false
+	e.mu.Unlock()
+	if ns == "" {
+		e.log.Infof("fine: released shuffle %d", id)
+	} else {
+		e.log.Infof("fine: released shuffle outputs of namespace %s (shuffle %d, all: %v)", ns, id, all)
 	}
 }

@@ -1,8 +1,7 @@
-package fine
+package fineexec
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -23,8 +22,11 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/logging"
 	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/internal/uuid"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -34,12 +36,6 @@ var (
 	ErrAgentLost = errors.New("fine: agent connection lost")
 	// ErrBadSettings: ExecutorInfo.data is not valid Settings.
 	ErrBadSettings = errors.New("fine: invalid executor settings")
-)
-
-// Environment variables the fine backend sets besides the agent's MESOS_*.
-const (
-	EnvLogLevel  = "FLINT_LOG_LEVEL"
-	EnvLogFormat = "FLINT_LOG_FORMAT"
 )
 
 // runtimeCores sizes the runtime: the agent's resource accounting, not the
@@ -61,13 +57,16 @@ type Config struct {
 // Main is the fine-executor role: it reads the MESOS_* environment and
 // runs the executor until it exits (SHUTDOWN, idle, or ctx).
 func Main(ctx context.Context) error {
+	if err := executor.VerifySelf(); err != nil {
+		return err
+	}
 	mc, err := config.FromEnv()
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
-	log, err := logging.New(logging.Options{Level: cmpOr(os.Getenv(EnvLogLevel), "info"), Format: cmpOr(os.Getenv(EnvLogFormat), "auto"), Out: os.Stderr})
+	log, err := logging.New(logging.Options{Level: cmpOr(os.Getenv(contract.EnvLogLevel), "info"), Format: cmpOr(os.Getenv(contract.EnvLogFormat), "auto"), Out: os.Stderr})
 	if err != nil {
-		return fmt.Errorf("fine: %s/%s: %w", EnvLogLevel, EnvLogFormat, err)
+		return fmt.Errorf("fine: %s/%s: %w", contract.EnvLogLevel, contract.EnvLogFormat, err)
 	}
 	err = Run(ctx, Config{Mesos: mc, Logger: log.WithField("executor", mc.ExecutorID)})
 	if errors.Is(err, context.Canceled) {
@@ -114,6 +113,8 @@ type Executor struct {
 	set        Settings
 	rt         *executor.Runtime
 	results    *resultServer
+	shuffle    *shuffleenv.Env // the executor's shuffle outputs, if Settings.Shuffle
+	heldLogged bool            // the idle watcher said it stays for held outputs
 	unacked    map[string]pending
 	seq        uint64
 	tasks      map[string]*taskEntry
@@ -161,6 +162,11 @@ func Run(ctx context.Context, cfg Config) error {
 	e.sendWG.Wait()
 	if e.results != nil {
 		e.results.close()
+	}
+	if e.shuffle != nil {
+		if cerr := e.shuffle.Close(); cerr != nil {
+			e.log.WithError(cerr).Warn("fine: removing shuffle files")
+		}
 	}
 	return err
 }
@@ -349,7 +355,7 @@ func (e *Executor) sender(ch chan *mexec.Call) {
 // queue records an update as unacknowledged and hands it to the sender of
 // its task.
 func (e *Executor) queue(status mesos.TaskStatus) {
-	status.UUID = newUUID()
+	status.UUID = uuid.New()
 	status.Source = mesos.SOURCE_EXECUTOR.Enum()
 	status.ExecutorID = &mesos.ExecutorID{Value: e.cfg.Mesos.ExecutorID}
 	now := float64(time.Now().UnixNano()) / 1e9
@@ -378,12 +384,4 @@ func terminal(s mesos.TaskState) bool {
 		return false
 	}
 	return true
-}
-
-func newUUID() []byte {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return b
 }

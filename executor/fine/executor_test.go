@@ -1,4 +1,4 @@
-package fine_test
+package fineexec_test
 
 import (
 	"context"
@@ -15,18 +15,19 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/agent"
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
-	fine "github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/executor/fine"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
 // TestMain: started by an agent with FLINT_ROLE set, this test binary is
 // the fine executor with the test's functions registered.
 func TestMain(m *testing.M) {
-	if os.Getenv("FLINT_ROLE") == fine.Role {
-		if err := fine.Main(context.Background()); err != nil {
+	if os.Getenv("FLINT_ROLE") == contract.RoleFine {
+		if err := fineexec.Main(context.Background()); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -44,12 +45,16 @@ type rawFramework struct {
 	updates map[string][]mesos.TaskStatus
 }
 
-func startRaw(t *testing.T) (*mesosconn.Conn, *rawFramework) {
+func startRaw(t *testing.T) (*mesosconn.Conn, *rawFramework) { return startRawIn(t, t.TempDir()) }
+
+// startRawIn is startRaw with the agent's work directory (sandboxes) in
+// workDir.
+func startRawIn(t *testing.T, workDir string) (*mesosconn.Conn, *rawFramework) {
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
 	c, err := cluster.Start(context.Background(), cluster.Config{
 		Listen: "127.0.0.1:0", Master: master.Config{AllocationInterval: 20 * time.Millisecond, AllocateOnRelease: true, Logger: log},
-		Agents: 1, Agent: agent.Config{WorkDir: t.TempDir(), Resources: "cpus:4;mem:1024", ShutdownGrace: 2 * time.Second, Logger: log}, Logger: log,
+		Agents: 1, Agent: agent.Config{WorkDir: workDir, Resources: "cpus:4;mem:1024", ShutdownGrace: 2 * time.Second, Logger: log}, Logger: log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -93,13 +98,13 @@ func TestExecutorTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := fine.Settings{TaskCPUs: 1, MaxDirectResultSize: 1 << 20, Secret: "0123456789abcdef0123", DriverHost: "127.0.0.1"}.Encode()
+	set, err := fineexec.Settings{TaskCPUs: 1, MaxDirectResultSize: 1 << 20, Secret: "0123456789abcdef0123", DriverHost: "127.0.0.1"}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
 	no := false
 	role := "FLINT_ROLE"
-	val := fine.Role
+	val := contract.RoleFine
 	ei := &mesos.ExecutorInfo{Type: mesos.ExecutorInfo_CUSTOM, ExecutorID: mesos.ExecutorID{Value: "e1"}, Data: set,
 		Command: &mesos.CommandInfo{Value: &exe, Shell: &no, Arguments: []string{exe},
 			Environment: &mesos.Environment{Variables: []mesos.Environment_Variable{{Name: role, Value: &val}}}}}
@@ -134,6 +139,8 @@ func TestExecutorTasks(t *testing.T) {
 		"unknown": {mesos.TASK_FAILED, flintpb.FailureKind_UNKNOWN_FUNCTION},
 	}
 	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	for id, w := range want {
 		for {
 			st, ok := f.last(id)
@@ -156,7 +163,7 @@ func TestExecutorTasks(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: no terminal update (last %v)", id, st.GetState())
 			}
-			time.Sleep(20 * time.Millisecond)
+			<-tick.C
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package fine
+package fineexec
 
 import (
 	"context"
@@ -16,11 +16,8 @@ import (
 
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/proto/contract"
 )
-
-// ResultPath is the result server's path prefix; a block is at
-// ResultPath + block id.
-const ResultPath = "/v1/results/"
 
 // resultServer serves the results the runtime kept to the driver.
 type resultServer struct {
@@ -81,7 +78,7 @@ func resultHandler(secret string, rt *executor.Runtime, log logrus.FieldLogger) 
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		block, ok := strings.CutPrefix(r.URL.Path, ResultPath)
+		block, ok := strings.CutPrefix(r.URL.Path, contract.ResultPath)
 		if !ok || block == "" || strings.Contains(block, "/") {
 			http.NotFound(w, r)
 			return

@@ -1,4 +1,4 @@
-package fine
+package fineexec
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -34,7 +35,7 @@ func TestResultServerOverTLS(t *testing.T) {
 		t.Fatalf("url %q pin %q: want https and a SHA-256 pin", rs.url, rs.pin)
 	}
 	get := func(c *http.Client, url string) (int, error) {
-		req, err := http.NewRequest(http.MethodGet, url+ResultPath+"nope", nil)
+		req, err := http.NewRequest(http.MethodGet, url+contract.ResultPath+"nope", nil)
 		if err != nil {
 			return 0, err
 		}

@@ -1,80 +1,77 @@
-package fine
+package fineexec
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/flint-mesos/flint/executor/jobconf"
+	"github.com/flint-mesos/flint/proto/contract"
+	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// Role is the FLINT_ROLE value that makes a Flint binary a fine-grained
-// Mesos executor; the root package registers Main under it.
-const Role = "fine-executor"
-
-// LabelResults is the TaskStatus label holding the base URL of the
-// executor's result server on updates whose result the executor kept.
-const LabelResults = "flint.results"
-
-// LabelResultsPin is the TaskStatus label holding the SHA-256 of the result
-// server's self-signed certificate when it serves TLS (Settings.TLS); the
-// driver accepts only that certificate (framework/tlspin).
-const LabelResultsPin = "flint.results.sha256"
-
-// MaxInlineResult caps the result sent inside a status update: the update
-// travels agent → master → driver in one RecordIO record of the scheduler
-// stream, which mesos-go limits to 4 MiB.
-const MaxInlineResult = 2 << 20
-
-// SettingsVersion is the version of the Settings format.
-const SettingsVersion = 1
-
-// Settings is what the driver hands every executor in ExecutorInfo.data
-// (JSON). It holds the result-server secret: never log it.
+// Settings is what the driver hands every executor in ExecutorInfo.data:
+// the executor's view of a flintpb.ExecutorSettings (proto/contract
+// encodes it). It holds the result-server secret: never log it.
 type Settings struct {
-	Version int `json:"version"`
 	// TaskCPUs is flint.task.cpus, for descriptions that carry no cpus.
-	TaskCPUs int `json:"task_cpus"`
+	TaskCPUs int
 	// MaxResultSize is flint.driver.maxResultSize (0: unlimited).
-	MaxResultSize int64 `json:"max_result_size"`
+	MaxResultSize int64
 	// MaxDirectResultSize is the largest inline result (at most MaxInlineResult).
-	MaxDirectResultSize int64 `json:"max_direct_result_size"`
+	MaxDirectResultSize int64
 	// Secret authenticates the driver to the result server.
-	Secret string `json:"secret"`
+	Secret string
 	// DriverHost is the driver's host; the result server listens on the
 	// local address that routes to it.
-	DriverHost string `json:"driver_host"`
+	DriverHost string
 	// IdleTimeout ends the executor after this long without tasks (0: never).
-	IdleTimeout time.Duration `json:"idle_timeout"`
+	IdleTimeout time.Duration
 	// LogLevel and LogFormat are flint.log.level and flint.log.format.
-	LogLevel  string `json:"log_level,omitempty"`
-	LogFormat string `json:"log_format,omitempty"`
+	LogLevel  string
+	LogFormat string
 	// DriverID names the driver (the Mesos framework id) in logs.
-	DriverID string `json:"driver_id,omitempty"`
+	DriverID string
 	// TLS serves results over TLS with a self-signed certificate whose
 	// SHA-256 travels in LabelResultsPin (flint.network.tls.enabled).
-	TLS bool `json:"tls,omitempty"`
+	TLS bool
+	// Shuffle carries the executor's shuffle settings as
+	// shuffleenv.Properties (the application's shuffle token among them:
+	// never log it); empty, the executor has no shuffle.
+	Shuffle map[string]string
+	// Job is every flint.* setting of the job, its secrets apart
+	// (executor/jobconf); never log its Secrets.
+	Job jobconf.Properties
 }
 
-// Encode serializes s for ExecutorInfo.data.
+// Encode validates s and serializes it for ExecutorInfo.data (tests; the
+// fine backend builds the flintpb message itself).
 func (s Settings) Encode() ([]byte, error) {
-	s.Version = SettingsVersion
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	return json.Marshal(s)
+	return contract.EncodeSettings(&flintpb.ExecutorSettings{
+		TaskCpus: int32(s.TaskCPUs), MaxResultSize: s.MaxResultSize, MaxDirectResultSize: s.MaxDirectResultSize,
+		Shuffle: s.Shuffle, JobSettings: s.Job.Settings, JobSecrets: s.Job.Secrets,
+		ResultSecret: s.Secret, DriverHost: s.DriverHost, IdleTimeoutNanos: int64(s.IdleTimeout),
+		LogLevel: s.LogLevel, LogFormat: s.LogFormat, DriverId: s.DriverID, ResultsTls: s.TLS,
+	})
 }
 
 // DecodeSettings parses and validates ExecutorInfo.data.
 func DecodeSettings(data []byte) (Settings, error) {
-	var s Settings
 	if len(data) == 0 {
-		return s, errors.New("fine: ExecutorInfo.data is empty: this executor must be started by Flint's fine-grained backend")
+		return Settings{}, errors.New("fine: ExecutorInfo.data is empty: this executor must be started by Flint's fine-grained backend")
 	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		return s, fmt.Errorf("fine: ExecutorInfo.data: %w", err)
+	m, err := contract.DecodeSettings(data)
+	if err != nil {
+		return Settings{}, fmt.Errorf("fine: ExecutorInfo.data: %w", err)
 	}
-	if s.Version != SettingsVersion {
-		return s, fmt.Errorf("fine: ExecutorInfo.data has settings version %d, this executor understands %d (driver and executor binaries differ)", s.Version, SettingsVersion)
+	s := Settings{
+		TaskCPUs: int(m.TaskCpus), MaxResultSize: m.MaxResultSize, MaxDirectResultSize: m.MaxDirectResultSize,
+		Secret: m.ResultSecret, DriverHost: m.DriverHost, IdleTimeout: time.Duration(m.IdleTimeoutNanos),
+		LogLevel: m.LogLevel, LogFormat: m.LogFormat, DriverID: m.DriverId, TLS: m.ResultsTls,
+		Shuffle: m.Shuffle, Job: jobconf.Properties{Settings: m.JobSettings, Secrets: m.JobSecrets},
 	}
 	return s, s.Validate()
 }
@@ -88,8 +85,8 @@ func (s Settings) Validate() error {
 	if s.MaxResultSize < 0 || s.MaxDirectResultSize < 0 {
 		errs = append(errs, fmt.Errorf("fine: result limits (%d, %d) must not be negative", s.MaxResultSize, s.MaxDirectResultSize))
 	}
-	if s.MaxDirectResultSize > MaxInlineResult {
-		errs = append(errs, fmt.Errorf("fine: inline result limit %d exceeds %d", s.MaxDirectResultSize, MaxInlineResult))
+	if s.MaxDirectResultSize > contract.MaxInlineResult {
+		errs = append(errs, fmt.Errorf("fine: inline result limit %d exceeds %d", s.MaxDirectResultSize, contract.MaxInlineResult))
 	}
 	if len(s.Secret) < 16 {
 		errs = append(errs, errors.New("fine: the result secret must have at least 16 characters"))

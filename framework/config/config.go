@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/viper"
+
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // Sentinel errors wrapped by validation errors.
@@ -67,6 +71,10 @@ type Config struct {
 	fileEntries []fileEntry
 	over        [3]map[string]setting // env, flag, code; keyed by canonical name
 	warnings    []string
+
+	reMu  sync.Mutex // guards the compiled flint.redaction.regex
+	re    *regexp.Regexp
+	reSrc string
 }
 
 // New returns a Config holding only the defaults.
@@ -98,6 +106,16 @@ type LoadOptions struct {
 	File    string   // config file (.yaml, .yml, .toml, .json, .properties, .conf); "" for none
 	Environ []string // "NAME=value" entries, usually os.Environ(); FLINT_* ones are read
 	Conf    []string // --conf arguments, "key=value"
+	// Flags are command-line flags that set one key each (--master sets
+	// flint.master); errors name the flag. They override Conf.
+	Flags []FlagValue
+}
+
+// FlagValue is a command-line flag's value for one key.
+type FlagValue struct {
+	Flag  string // e.g. "--master"
+	Key   string
+	Value string
 }
 
 // Load builds a Config from defaults, opts.File, opts.Environ and opts.Conf, and validates every
@@ -123,7 +141,13 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		c.put(LayerFlag, key, value, "--conf "+key)
 	}
+	for _, f := range opts.Flags {
+		c.put(LayerFlag, f.Key, f.Value, f.Flag+" flag")
+	}
 	errs = append(errs, c.validate()...)
+	if len(errs) == 0 {
+		errs = c.crossCheck()
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -133,7 +157,7 @@ func Load(opts LoadOptions) (*Config, error) {
 // noteFileKey records warnings for keys of the file that Flint does not know.
 func (c *Config) noteFileKey(e fileEntry) {
 	if k, _ := lookupKey(e.name); k == nil {
-		c.warnUnknown(e.name, "config file "+c.file)
+		c.warnUnknown(e.name, c.fileSource(e.name))
 	}
 }
 
@@ -149,9 +173,17 @@ func (c *Config) warnUnknown(name, source string) {
 	c.warnings = append(c.warnings, msg)
 }
 
+// NonKeyEnv are the FLINT_* environment variables that are not configuration keys: the ones the
+// driver sets for executors (their role, identity, where the driver is) and the user name tasks
+// see. Load ignores them; any other FLINT_* variable that names no key gets a warning.
+// (FLINT_EXECUTOR_CORES, FLINT_NETWORK_TIMEOUT and FLINT_LOG_* name keys too.)
+var NonKeyEnv = []string{contract.EnvRole, contract.EnvUser, contract.EnvDriverURL, contract.EnvExecutorID, contract.EnvToken,
+	contract.EnvDriverCert, contract.EnvHost, contract.EnvAgentID}
+
 // loadEnv reads FLINT_* variables: FLINT_EXECUTOR_MEMORY → flint.executor.memory (matched
 // case-insensitively against declared keys, '_' for '.'), FLINT_EXECUTORENV_MY_VAR →
-// flint.executorEnv.MY_VAR. Other FLINT_* variables (FLINT_USER, executor settings) are ignored.
+// flint.executorEnv.MY_VAR. NonKeyEnv and FLINT_TEST_* are ignored; other FLINT_* variables
+// are warned about, with the closest key's variable when one is close.
 func (c *Config) loadEnv(environ []string) {
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
@@ -160,8 +192,22 @@ func (c *Config) loadEnv(environ []string) {
 		}
 		if key := envKey(name); key != "" {
 			c.put(LayerEnv, key, value, "environment variable "+name)
+			continue
 		}
+		if slices.Contains(NonKeyEnv, strings.ToUpper(name)) || strings.HasPrefix(strings.ToUpper(name), "FLINT_TEST_") {
+			continue
+		}
+		msg := fmt.Sprintf("config: ignoring environment variable %s: it names no key", name)
+		if s := suggest(strings.ReplaceAll(name, "_", ".")); s != "" && !strings.HasSuffix(s, "NAME") {
+			msg += fmt.Sprintf("; did you mean %s (%s)?", EnvName(s), s)
+		}
+		c.warnings = append(c.warnings, msg)
 	}
+}
+
+// EnvName is the environment variable that sets key: flint.executor.memory → FLINT_EXECUTOR_MEMORY.
+func EnvName(key string) string {
+	return strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
 // envKey maps an environment variable name to a key name, or "" when it names no key.
@@ -225,7 +271,7 @@ func (c *Config) effective(k *Key) (value, source string, err error) {
 		raw := c.v.Get(k.Name)
 		if _, isMap := asMap(raw); !isMap {
 			s, err := scalarString(raw)
-			return s, "config file " + c.file, err
+			return s, c.fileSource(k.Name), err
 		}
 	}
 	return k.Default, LayerDefault.String(), nil
@@ -250,8 +296,56 @@ func (c *Config) validate() []error {
 	}
 	for _, e := range c.fileEntries {
 		if k, _ := lookupKey(e.name); k != nil && k.Prefix && e.err != nil {
-			errs = append(errs, fmt.Errorf("config: %s (from config file %s): %w: %v", e.name, c.file, ErrInvalidValue, e.err))
+			errs = append(errs, fmt.Errorf("config: %s (from %s): %w: %v", e.name, c.fileSource(e.name), ErrInvalidValue, e.err))
 		}
+	}
+	return errs
+}
+
+// MinSecretLen is the shortest flint.authenticate.secret accepted: the
+// executors' tokens, the shuffle token and the UI token are HMACs keyed by
+// it, and a short key is guessed.
+const MinSecretLen = 16
+
+// CheckSecret refuses a configured flint.authenticate.secret shorter than
+// MinSecretLen (unset is fine: the backends make a random one), naming its
+// source and length, never its value.
+func (c *Config) CheckSecret() error {
+	k := mustKey("flint.authenticate.secret")
+	v, src, _ := c.effective(k)
+	if v == "" || len(v) >= MinSecretLen {
+		return nil
+	}
+	return fmt.Errorf("config: flint.authenticate.secret (from %s) has %d characters, fewer than %d: set a longer one or leave it unset for a random secret per application: %w",
+		src, len(v), MinSecretLen, ErrInvalidValue)
+}
+
+// crossCheck validates rules between keys, naming both values' sources.
+func (c *Config) crossCheck() []error {
+	var errs []error
+	if err := c.CheckSecret(); err != nil {
+		errs = append(errs, err)
+	}
+	// Coarse-grained executors on Mesos send heartbeats within the network
+	// timeout (local masters and fine-grained executors do not).
+	hb, to := mustKey("flint.executor.heartbeatInterval"), mustKey("flint.network.timeout")
+	coarseMesos := c.Bool("flint.mesos.coarse") && !strings.HasPrefix(c.String("flint.master"), "local")
+	if coarseMesos && c.Duration(hb.Name) >= c.Duration(to.Name) {
+		hv, hs, _ := c.effective(hb)
+		tv, ts, _ := c.effective(to)
+		errs = append(errs, fmt.Errorf("config: flint.executor.heartbeatInterval = %q (from %s) must be shorter than flint.network.timeout = %q (from %s): %w",
+			hv, hs, tv, ts, ErrInvalidValue))
+	}
+	// A fine-grained Mesos executor holds its own cores beside its task's:
+	// under a smaller flint.cores.max no task could ever run.
+	cm, tc, ec := mustKey("flint.cores.max"), mustKey("flint.task.cpus"), mustKey("flint.mesos.mesosExecutor.cores")
+	fineMesos := !c.Bool("flint.mesos.coarse") && !strings.HasPrefix(c.String("flint.master"), "local")
+	if fineMesos && c.IsSet(cm.Name) && float64(c.Int(cm.Name))+1e-9 < float64(c.Int(tc.Name))+c.Float64(ec.Name) {
+		cv, cs, _ := c.effective(cm)
+		tv, ts, _ := c.effective(tc)
+		ev, es, _ := c.effective(ec)
+		errs = append(errs, fmt.Errorf("config: flint.cores.max = %q (from %s) must be at least flint.task.cpus = %q (from %s) + flint.mesos.mesosExecutor.cores = %q (from %s) in fine-grained Mesos mode (flint.mesos.coarse=false), or no task could ever run: %w",
+			cv, cs, tv, ts, ev, es, ErrInvalidValue))
 	}
 	return errs
 }
@@ -418,41 +512,125 @@ func (c *Config) Warnings() []string {
 	return append([]string(nil), c.warnings...)
 }
 
+// DefaultRedactionRegex is flint.redaction.regex's default, Spark's spark.redaction.regex.
+const DefaultRedactionRegex = "(?i)secret|password|token|key"
+
+// minLogSecret is the shortest value of a key secret by flint.redaction.regex alone that is
+// removed from every log line: shorter ones ("true", "8080") would blank unrelated text.
+const minLogSecret = 6
+
+var defaultRedaction = regexp.MustCompile(DefaultRedactionRegex)
+
+// redaction is the compiled flint.redaction.regex (the default when unset or invalid: Load
+// refuses an invalid one).
+func (c *Config) redaction() *regexp.Regexp {
+	src := c.String("flint.redaction.regex")
+	if src == "" || src == DefaultRedactionRegex {
+		return defaultRedaction
+	}
+	c.reMu.Lock()
+	defer c.reMu.Unlock()
+	if c.reSrc != src || c.re == nil {
+		re, err := regexp.Compile(src)
+		if err != nil {
+			re = defaultRedaction
+		}
+		c.re, c.reSrc = re, src
+	}
+	return c.re
+}
+
+// IsSecretKey reports whether the value of the key named name (a prefix entry by its full
+// name) is a secret: a declared secret, or a name flint.redaction.regex matches.
+func (c *Config) IsSecretKey(name string) bool {
+	return IsSecret(name) || c.redaction().MatchString(name)
+}
+
 // Redacted returns every non-empty effective value by key name, prefix entries under their full
-// name, with secret values replaced by Redaction. It is meant for logs.
+// name, with secret values (IsSecretKey) replaced by Redaction. It is meant for logs, the UI
+// and the REST API.
 func (c *Config) Redacted() map[string]string {
+	out := map[string]string{}
+	re := c.redaction()
+	red := func(k *Key, name, v string) string {
+		if v != "" && (k.Secret || re.MatchString(name)) {
+			return Redaction
+		}
+		return v
+	}
+	for i := range table {
+		k := &table[i]
+		if k.Prefix {
+			for suffix, v := range c.Prefixed(k.Name) {
+				out[k.Name+suffix] = red(k, k.Name+suffix, v)
+			}
+			continue
+		}
+		if v := c.raw(k); v != "" {
+			out[k.Name] = red(k, k.Name, v)
+		}
+	}
+	return out
+}
+
+// Secrets returns the values to remove from every log line (see logging.RedactHook): those of
+// declared secret keys, and those of keys flint.redaction.regex matches that are at least six
+// characters long. Comma-separated lists of secrets (flint.mesos.executor.secret.values)
+// contribute each item too.
+func (c *Config) Secrets() []string {
+	var out []string
+	re := c.redaction()
+	add := func(k *Key, name, v string) {
+		switch {
+		case v == "":
+		case k.Secret:
+			out = append(out, v)
+			if strings.Contains(v, ",") {
+				for item := range strings.SplitSeq(v, ",") {
+					if item = strings.TrimSpace(item); item != "" {
+						out = append(out, item)
+					}
+				}
+			}
+		case re.MatchString(name) && len(v) >= minLogSecret:
+			out = append(out, v)
+		}
+	}
+	for i := range table {
+		k := &table[i]
+		if k.Prefix {
+			for suffix, v := range c.Prefixed(k.Name) {
+				add(k, k.Name+suffix, v)
+			}
+			continue
+		}
+		add(k, k.Name, c.raw(k))
+	}
+	return out
+}
+
+// Effective returns every non-empty effective value by key name (prefix entries under their full
+// name), secret ones included: what a driver hands its executors (executor/jobconf). Never log
+// it; Redacted is the loggable view.
+func (c *Config) Effective() map[string]string {
 	out := map[string]string{}
 	for i := range table {
 		k := &table[i]
 		if k.Prefix {
 			for suffix, v := range c.Prefixed(k.Name) {
-				out[k.Name+suffix] = redact(k, v)
+				out[k.Name+suffix] = v
 			}
 			continue
 		}
 		if v := c.raw(k); v != "" {
-			out[k.Name] = redact(k, v)
+			out[k.Name] = v
 		}
 	}
 	return out
 }
 
-func redact(k *Key, v string) string {
-	if k.Secret && v != "" {
-		return Redaction
-	}
-	return v
-}
-
-// Secrets returns the non-empty values of secret keys, for log redaction (see logging.RedactHook).
-func (c *Config) Secrets() []string {
-	var out []string
-	for i := range table {
-		if k := &table[i]; k.Secret && !k.Prefix {
-			if v := c.raw(k); v != "" {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
+// IsSecret reports whether name is a declared secret key (its value is redacted in logs).
+func IsSecret(name string) bool {
+	k, _ := lookupKey(name)
+	return k != nil && k.Secret
 }

@@ -4,7 +4,7 @@
 // int, bool, float, size, duration, enum, master URL), default, documentation, whether it is
 // secret, and for sizes and durations the unit a bare number is in. Prefix keys such as
 // "flint.executorEnv." accept any suffix and keep its case. The reference page
-// docs/configuration.md is generated from the table (Markdown, go run ./framework/config/gendoc).
+// docs/configuration.md is generated from the table (Markdown, go run ./cmd/flint gen-config-doc).
 //
 // Values are layered, lowest first: defaults < config file < FLINT_* environment variables <
 // --conf key=value flags < Set. Defaults and the file live in a viper instance (viper decodes

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ var formats = map[string]string{
 type fileEntry struct {
 	name, value string
 	err         error
+	line        int // 1-based; 0 when unknown
 }
 
 // capturingCodec decodes one format for viper and records the flattened leaves with their
@@ -41,28 +43,39 @@ func (c capturingCodec) Decode(b []byte, v map[string]any) error {
 	switch c.format {
 	case "yaml":
 		if err := yaml.Unmarshal(b, &m); err != nil {
-			return err
+			return syntaxPosition(c.format, b, err)
 		}
 	case "toml":
 		if err := toml.Unmarshal(b, &m); err != nil {
-			return err
+			return syntaxPosition(c.format, b, err)
 		}
 	case "json":
 		d := json.NewDecoder(bytes.NewReader(b))
 		d.UseNumber()
 		if err := d.Decode(&m); err != nil {
-			return err
+			return syntaxPosition(c.format, b, err)
 		}
 	case "properties":
-		pairs, err := parseProperties(string(b))
+		pairs, lines, err := parsePropertiesLines(string(b))
 		if err != nil {
 			return err
 		}
-		for _, p := range pairs {
+		for i, p := range pairs {
 			m[p[0]] = p[1]
+			*c.entries = append(*c.entries, fileEntry{name: p[0], value: p[1], line: lines[i]})
 		}
+		for k, val := range m {
+			v[k] = val
+		}
+		return nil
 	}
+	start := len(*c.entries)
 	*c.entries = flatten("", m, *c.entries)
+	lines := entryLines(c.format, b)
+	for i := start; i < len(*c.entries); i++ {
+		e := &(*c.entries)[i]
+		e.line = lines[strings.ToLower(e.name)]
+	}
 	for k, val := range m {
 		v[k] = val
 	}
@@ -176,6 +189,10 @@ func (c *Config) readFile(path string) error {
 	c.setDefaults(v)
 	v.SetConfigType(format)
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		var parse viper.ConfigParseError
+		if errors.As(err, &parse) && parse.Unwrap() != nil {
+			err = parse.Unwrap() // viper's "While parsing config:" adds nothing
+		}
 		return fmt.Errorf("config: file %s: %w", path, err)
 	}
 	c.v, c.file, c.fileEntries = v, path, entries

@@ -63,6 +63,13 @@ type Key struct {
 	DurationUnit time.Duration
 	// Prefix marks a key family: any non-empty suffix after Name is accepted, with its case kept.
 	Prefix bool
+	// Min and Max bound a number, size or duration key (inclusive), written as a value of the
+	// key; "" for no bound. Load refuses values outside them.
+	Min, Max string
+	// Check, when set, validates a non-empty value beyond its kind (a regular expression);
+	// Expect says what it accepts, for error messages.
+	Check  func(v string) error
+	Expect string
 }
 
 // Groups of keys, in the order the reference page lists them.
@@ -72,11 +79,13 @@ const (
 	GroupScheduling  = "Scheduling"
 	GroupSpeculation = "Speculation"
 	GroupExclusion   = "Exclusion on failure"
+	GroupShuffle     = "Shuffle"
 	GroupMesos       = "Mesos"
 	GroupLogging     = "Logging and console"
+	GroupUI          = "Web UI, metrics and event log"
 )
 
-var groupOrder = []string{GroupApplication, GroupExecution, GroupScheduling, GroupSpeculation, GroupExclusion, GroupMesos, GroupLogging}
+var groupOrder = []string{GroupApplication, GroupExecution, GroupScheduling, GroupSpeculation, GroupExclusion, GroupShuffle, GroupMesos, GroupLogging, GroupUI}
 
 const (
 	mesosUsed = " Used by the Mesos backends (coarse and fine)."
@@ -91,30 +100,36 @@ var table = []Key{
 		Doc: "Application name shown by Mesos and in logs."},
 	{Name: "flint.executorEnv.", Kind: KindString, Prefix: true, Group: GroupApplication,
 		Doc: "`flint.executorEnv.NAME=value` sets environment variable NAME (case kept) for executors; sent as the Mesos `Environment`."},
+	{Name: "flint.redaction.regex", Kind: KindString, Default: DefaultRedactionRegex, Group: GroupApplication, Check: checkRegex, Expect: "a regular expression (Go syntax)",
+		Doc: "Keys whose full name matches this regular expression (Go syntax; Spark's `spark.redaction.regex`) are secrets: their values are redacted (`*****`) in every Flint log, the UI and REST environment and executors' logs, travel to executors apart from the plain settings, and `flint.executorEnv.NAME` values among them reach executors as Mesos secrets (value-type `SECRET` environment variables), never as plain environment. Values of six characters or more are also removed from every log line they appear in. Declared secrets (`flint.authenticate.secret`, `flint.mesos.secret`, `flint.mesos.executor.secret.values`) are secret whatever it says."},
+	{Name: "flint.proxyUser", Kind: KindString, Group: GroupApplication,
+		Doc: "Run the job as this OS user (Spark's `--proxy-user`): executors, and so every task, run as it (Mesos `CommandInfo.user`) and see it in `FLINT_USER`, while the framework registers as the submitter (`flint.mesos.user`). Needs `flint.mesos.principal`: the Mesos master decides per principal whom a framework may run tasks as (its `run_tasks` ACL; minimesos `--acls`), and Flint refuses to proxy without one. A launch the master refuses fails the jobs at once, naming the user. Mesos masters only."},
 	{Name: "flint.executor.uri", Kind: KindString, Group: GroupApplication,
-		Doc: "URI of the executor binary or tarball agents fetch. Unset: the driver serves its own executable through its file server (with a content hash), so agents need nothing pre-installed."},
+		Doc: "URI of the executor binary or tarball agents fetch (saved under its last path segment without query or fragment: Flint sets `output_file`). Unset: the driver serves its own executable through its file server, each launch with its own fetch credential that opens only that file and only until the executor registers, so agents need nothing pre-installed."},
+	{Name: "flint.executor.sha256", Kind: KindString, Group: GroupApplication,
+		Doc: "Hex SHA-256 of the executor binary that runs (for a tarball, of the executable inside it): executors check their own binary against it before they register and exit with status 65 on a mismatch. Unset with `flint.executor.uri` unset: the hash of the driver's own executable, which it serves; unset with `flint.executor.uri` set: not checked."},
 	{Name: "flint.authenticate.secret", Kind: KindString, Secret: true, Group: GroupApplication,
-		Doc: "The application's secret, which stays in the driver: each executor authenticates with its own token derived from it (an HMAC of its id). Unset: a random one per application."},
+		Doc: "The application's secret, which stays in the driver: each executor authenticates with its own token derived from it (an HMAC of its id). At least 16 characters (a shorter one is refused when the configuration loads). Unset: a random one per application."},
 	{Name: "flint.network.tls.enabled", Kind: KindBool, Default: "true", Group: GroupApplication,
 		Doc: "Encrypt driver↔executor traffic with TLS, with no certificate infrastructure: in coarse mode the driver makes a self-signed certificate per application and executors accept only that one (its SHA-256 travels with their launch); in fine mode each executor's result server makes one and the driver accepts only that one (its SHA-256 travels with the task's status update). It costs no measurable throughput (docs/benchmarks.md); `false` uses plaintext."},
-	{Name: "flint.network.timeout", Kind: KindDuration, Default: "120s", DurationUnit: time.Second, Group: GroupApplication,
+	{Name: "flint.network.timeout", Kind: KindDuration, Default: "120s", DurationUnit: time.Second, Min: "1ms", Group: GroupApplication,
 		Doc: "Default timeout for network interactions between driver and executors."},
 	// Execution.
-	{Name: "flint.executor.memory", Kind: KindSize, Default: "1g", SizeUnit: MiB, Group: GroupExecution,
-		Doc: "Memory per executor (its Go heap, as Spark's is the JVM heap): executors run with `GOMEMLIMIT` set to it unless `flint.executorEnv.GOMEMLIMIT` is given. A bare number is in MiB." + mesosUsed},
-	{Name: "flint.executor.cores", Kind: KindInt, Group: GroupExecution,
+	{Name: "flint.executor.memory", Kind: KindSize, Default: "1g", SizeUnit: MiB, Min: "1", Group: GroupExecution,
+		Doc: "Memory per executor (its Go heap, as Spark's is the JVM heap): executors run with `GOMEMLIMIT` set to it (and `GOGC=200`, unless `flint.executorEnv.GOGC` is given) unless `flint.executorEnv.GOMEMLIMIT` is given. A bare number is in MiB." + mesosUsed},
+	{Name: "flint.executor.cores", Kind: KindInt, Min: "1", Group: GroupExecution,
 		Doc: "Cores per executor. Unset: in coarse mode an executor takes all cores of the offer (up to `flint.cores.max`)." + coarse},
-	{Name: "flint.cores.max", Kind: KindInt, Group: GroupExecution,
+	{Name: "flint.cores.max", Kind: KindInt, Min: "1", Group: GroupExecution,
 		Doc: "Most cores the application takes across the cluster. Unset: as many as offered. In fine-grained mode the cpus of running tasks and of the Mesos executors themselves (`flint.mesos.mesosExecutor.cores` each) count; it must be at least `flint.task.cpus` + `flint.mesos.mesosExecutor.cores`." + mesosUsed},
-	{Name: "flint.executor.heartbeatInterval", Kind: KindDuration, Default: "10s", DurationUnit: time.Millisecond, Group: GroupExecution,
+	{Name: "flint.executor.heartbeatInterval", Kind: KindDuration, Default: "10s", DurationUnit: time.Millisecond, Min: "1", Group: GroupExecution,
 		Doc: "How often executors report liveness and metrics to the driver. A bare number is in milliseconds."},
-	{Name: "flint.task.cpus", Kind: KindInt, Default: "1", Group: GroupExecution,
+	{Name: "flint.task.cpus", Kind: KindInt, Default: "1", Min: "1", Group: GroupExecution,
 		Doc: "Cores reserved for each task."},
-	{Name: "flint.task.maxFailures", Kind: KindInt, Default: "4", Group: GroupExecution,
+	{Name: "flint.task.maxFailures", Kind: KindInt, Default: "4", Min: "1", Group: GroupExecution,
 		Doc: "Failures of one task before its job is aborted (attempts = failures allowed)."},
-	{Name: "flint.task.maxDirectResultSize", Kind: KindSize, Default: "1m", SizeUnit: Byte, Group: GroupExecution,
+	{Name: "flint.task.maxDirectResultSize", Kind: KindSize, Default: "1m", SizeUnit: Byte, Min: "0", Group: GroupExecution,
 		Doc: "Results up to this size travel inline with the status update; larger ones are fetched from the executor. A bare number is in bytes."},
-	{Name: "flint.driver.maxResultSize", Kind: KindSize, Default: "1g", SizeUnit: Byte, Group: GroupExecution,
+	{Name: "flint.driver.maxResultSize", Kind: KindSize, Default: "1g", SizeUnit: Byte, Min: "0", Group: GroupExecution,
 		Doc: "Limit on the total size of results of one job collected by the driver; 0 means unlimited. A bare number is in bytes."},
 	// Scheduling.
 	{Name: "flint.scheduler.mode", Kind: KindEnum, Default: "FIFO", Values: []string{"FIFO", "FAIR"}, Group: GroupScheduling,
@@ -138,9 +153,9 @@ var table = []Key{
 		Doc: "Re-launch slow-running tasks speculatively on another executor; the first attempt to finish wins."},
 	{Name: "flint.speculation.interval", Kind: KindDuration, Default: "100ms", DurationUnit: time.Millisecond, Group: GroupSpeculation,
 		Doc: "How often to look for tasks to speculate. A bare number is in milliseconds."},
-	{Name: "flint.speculation.quantile", Kind: KindFloat, Default: "0.75", Group: GroupSpeculation,
+	{Name: "flint.speculation.quantile", Kind: KindFloat, Default: "0.75", Min: "0", Max: "1", Group: GroupSpeculation,
 		Doc: "Fraction of a task set that must be complete before speculation starts for it."},
-	{Name: "flint.speculation.multiplier", Kind: KindFloat, Default: "1.5", Group: GroupSpeculation,
+	{Name: "flint.speculation.multiplier", Kind: KindFloat, Default: "1.5", Min: "1", Group: GroupSpeculation,
 		Doc: "How many times slower than the median a task must be to be speculated."},
 	{Name: "flint.speculation.minTaskRuntime", Kind: KindDuration, Default: "100ms", DurationUnit: time.Millisecond, Group: GroupSpeculation,
 		Doc: "Minimum runtime of a task before it may be speculated. A bare number is in milliseconds."},
@@ -163,15 +178,58 @@ var table = []Key{
 		Doc: "How long an executor or node stays excluded for the application. A bare number is in seconds."},
 	{Name: "flint.scheduler.excludeOnFailure.unschedulableTaskSetTimeout", Kind: KindDuration, Default: "120s", DurationUnit: time.Second, Group: GroupExclusion,
 		Doc: "How long a task set that cannot be scheduled anywhere because of exclusions waits before it is aborted. A bare number is in seconds."},
+	// Shuffle.
+	{Name: "flint.default.parallelism", Kind: KindInt, Min: "1", Group: GroupShuffle,
+		Doc: "Partitions of a dataset's wide operations (reduceByKey, join, …) and of `Parallelize`/`Range` when the job does not say. Unset: the cores the backend has (local: its threads), at least 2, as Spark's `spark.default.parallelism`."},
+	{Name: "flint.files.maxPartitionBytes", Kind: KindSize, Default: "128m", SizeUnit: Byte, Min: "1", Group: GroupShuffle,
+		Doc: "Largest byte range of an input file one task of `dataset.TextFile` reads (Spark's `spark.files.maxPartitionBytes`); splits end at line boundaries. A bare number is in bytes."},
+	{Name: "flint.shuffle.memoryFraction", Kind: KindFloat, Default: "0.2", Group: GroupShuffle,
+		Doc: "Share of `flint.executor.memory` an executor's running map and reduce tasks may use for shuffle buffers (sorting, map-side combine, fetched blocks), split fairly between running tasks; a task that reaches its share spills sorted runs to disk. Ignored when `flint.shuffle.memory` is set."},
+	{Name: "flint.shuffle.memory", Kind: KindSize, SizeUnit: MiB, Group: GroupShuffle,
+		Doc: "Shuffle memory per executor as a size, instead of `flint.shuffle.memoryFraction`. A bare number is in MiB."},
+	{Name: "flint.storage.memoryFraction", Kind: KindFloat, Default: "0.3", Group: GroupShuffle,
+		Doc: "Share of `flint.executor.memory` an executor may hold cached dataset partitions in (`dataset.Cache`, `dataset.Persist`), as Spark's storage memory. A partition that does not fit is written to the executor's local directory when persisted `MemoryAndDisk`, and not kept (recomputed when needed again) when `MemoryOnly`; partitions of older runs are evicted first. Ignored when `flint.storage.memory` is set."},
+	{Name: "flint.storage.memory", Kind: KindSize, SizeUnit: MiB, Group: GroupShuffle,
+		Doc: "Memory for cached dataset partitions per executor as a size, instead of `flint.storage.memoryFraction`. A bare number is in MiB."},
+	{Name: "flint.shuffle.compress.codec", Kind: KindEnum, Default: "s2", Values: []string{"s2", "zstd", "none"}, Group: GroupShuffle,
+		Doc: "Compression of shuffle blocks and spills: `s2` (fast, the default), `zstd` (smaller, slower) or `none`. Every frame carries a CRC-32C either way."},
+	{Name: "flint.local.dir", Kind: KindString, Group: GroupShuffle,
+		Doc: "Directory for an executor's shuffle files and spills (e.g. a tmpfs for small outputs). Unset: the executor's Mesos sandbox, or the system's temporary directory in local mode. Each executor uses a directory of its own below it and removes it when it exits."},
+	{Name: "flint.reducer.maxSizeInFlight", Kind: KindSize, Default: "48m", SizeUnit: MiB, Group: GroupShuffle,
+		Doc: "Most bytes of shuffle blocks a reduce task fetches at once (always at least one block). A bare number is in MiB."},
+	{Name: "flint.reducer.maxReqsInFlight", Kind: KindInt, Default: "64", Group: GroupShuffle,
+		Doc: "Most block requests a reduce task has outstanding at once."},
+	{Name: "flint.shuffle.io.maxRetries", Kind: KindInt, Default: "3", Group: GroupShuffle,
+		Doc: "Retries of a failed or corrupt block fetch (a corrupt block is refetched once at most) before the reduce task reports a fetch failure, which makes the driver recompute the map output."},
+	{Name: "flint.shuffle.io.retryWait", Kind: KindDuration, Default: "5s", DurationUnit: time.Second, Group: GroupShuffle,
+		Doc: "Wait between retries of a block fetch. A bare number is in seconds."},
+	{Name: "flint.shuffle.io.connectionTimeout", Kind: KindDuration, Inherit: "flint.network.timeout", DurationUnit: time.Second, Group: GroupShuffle,
+		Doc: "How long a block fetch may go without progress (connecting, or between bytes) before it counts as failed. Unset: `flint.network.timeout`. A bare number is in seconds."},
+	{Name: "flint.stage.maxConsecutiveAttempts", Kind: KindInt, Default: "4", Min: "1", Group: GroupShuffle,
+		Doc: "Failed attempts of one stage in a row (each ended by a fetch failure) before its jobs are aborted. Fetch failures never count towards `flint.task.maxFailures`: the stage is resubmitted instead, after the map outputs it could not read are recomputed."},
+	{Name: "flint.shuffle.reduceLocality.enabled", Kind: KindBool, Default: "true", Group: GroupShuffle,
+		Doc: "Reduce tasks prefer the hosts that hold at least 20 % of their input's bytes (for shuffles of fewer than 1,000 map and 1,000 reduce partitions, as in Spark)."},
+	{Name: "flint.files.fetchFailure.unRegisterOutputOnHost", Kind: KindBool, Default: "false", Group: GroupShuffle,
+		Doc: "A fetch failure drops every map output of the failed executor's host, not only the executor's (for hosts whose executors share their shuffle files' fate)."},
 	// Mesos.
 	{Name: "flint.mesos.coarse", Kind: KindBool, Default: "true", Group: GroupMesos,
 		Doc: "Coarse-grained mode: long-running executors per agent that run many tasks. false: fine-grained mode, one Mesos task per Flint task." + mesosUsed},
-	{Name: "flint.mesos.executor.memoryOverhead", Kind: KindSize, SizeUnit: MiB, Group: GroupMesos,
+	{Name: "flint.mesos.executor.memoryOverhead", Kind: KindSize, SizeUnit: MiB, Min: "0", Group: GroupMesos,
 		Doc: "Extra memory requested per executor. Unset: max(384m, 10% of `flint.executor.memory`). A bare number is in MiB." + mesosUsed},
-	{Name: "flint.mesos.mesosExecutor.cores", Kind: KindFloat, Default: "0.1", Group: GroupMesos,
+	{Name: "flint.mesos.mesosExecutor.cores", Kind: KindFloat, Default: "0.1", Min: "0", Group: GroupMesos,
 		Doc: "Cores the fine-grained Mesos executor itself holds, besides its tasks' cores. Spark's default, 1.0, reserved a core for an idle JVM; Flint's executor is a Go process that idles at next to no CPU, so it holds 0.1 like Mesos' own command executor. Used by the fine-grained Mesos backend."},
 	{Name: "flint.mesos.role", Kind: KindString, Group: GroupMesos,
-		Doc: "Mesos role the framework subscribes with; unset is Mesos' default role `*`." + mesosUsed},
+		Doc: "Mesos role(s) the framework subscribes with: one role, or a comma-separated list (`batch,analytics`; blanks around names are ignored) sent as FrameworkInfo.roles with the MULTI_ROLE capability, so offers of every listed role reach the framework and each executor or task uses the resources of one offer's role. Unset is Mesos' default role `*`." + mesosUsed},
+	{Name: "flint.mesos.user", Kind: KindString, Group: GroupMesos,
+		Doc: "The user the framework registers as (FrameworkInfo.user): agents run its executors and tasks as this user, which must exist on every agent (an agent running as root switches to it; a launch as a user an agent does not know fails, naming the user and the agent). Task code sees it as `FLINT_USER` (Spark's `SPARK_USER`). Unset: `$FLINT_USER`, else the OS user running the driver." + mesosUsed},
+	{Name: "flint.mesos.executor.secret.names", Kind: KindString, Group: GroupMesos,
+		Doc: "Comma-separated names of secrets in the cluster's secret store (Mesos `Secret` of type `REFERENCE`) for every executor, exposed as `flint.mesos.executor.secret.envkeys` and/or `.filenames` in the same order (Spark's `spark.mesos.executor.secret.names`). The agents need a secret resolver module (Mesos `--secret_resolver`; minimesos `--secrets-dir`, a file-backed store); without one a launch fails, naming the reference. Exclusive with `.values`." + mesosUsed},
+	{Name: "flint.mesos.executor.secret.values", Kind: KindString, Secret: true, Group: GroupMesos,
+		Doc: "Comma-separated secret values (Mesos `Secret` of type `VALUE`) for every executor, exposed as `.envkeys` and/or `.filenames` in the same order (Spark's `spark.mesos.executor.secret.values`). They travel to the master and agents inside the Mesos `Secret` protos only (never as a plain variable, never in the executors' settings) and are redacted from every log. Exclusive with `.names`." + mesosUsed},
+	{Name: "flint.mesos.executor.secret.envkeys", Kind: KindString, Group: GroupMesos,
+		Doc: "Comma-separated environment variable names, one per secret of `.names` or `.values`: the executor's process gets each secret in that variable (Mesos `Environment.Variable` of type `SECRET`)." + mesosUsed},
+	{Name: "flint.mesos.executor.secret.filenames", Kind: KindString, Group: GroupMesos,
+		Doc: "Comma-separated file paths relative to the executor's sandbox, one per secret of `.names` or `.values`: the agent writes each secret there (a Mesos secret volume; minimesos writes the file, readable by the executor's user only)." + mesosUsed},
 	{Name: "flint.mesos.principal", Kind: KindString, Group: GroupMesos,
 		Doc: "Principal to authenticate to the Mesos master." + mesosUsed},
 	{Name: "flint.mesos.secret", Kind: KindString, Secret: true, Group: GroupMesos,
@@ -180,10 +238,26 @@ var table = []Key{
 		Doc: "File holding the Mesos secret (instead of `flint.mesos.secret`)." + mesosUsed},
 	{Name: "flint.mesos.checkpoint", Kind: KindBool, Default: "false", Group: GroupMesos,
 		Doc: "Ask agents to checkpoint the framework's tasks so they survive an agent restart." + mesosUsed},
-	{Name: "flint.mesos.failoverTimeout", Kind: KindDuration, Default: "0s", DurationUnit: time.Second, Group: GroupMesos,
-		Doc: "How long the master keeps the framework's tasks after the driver disconnects; 0 tears them down at once. A bare number is in seconds." + mesosUsed},
+	{Name: "flint.mesos.driver.frameworkId", Kind: KindString, Group: GroupMesos,
+		Doc: "Re-register as this existing framework instead of a new one (Spark's `spark.mesos.driver.frameworkId`): a restarted driver takes over the framework a previous driver process left, within its `flint.mesos.failoverTimeout`. The master's tasks of the old driver are reconciled and its executors, which the new driver does not know, are killed. The driver logs its framework id when it registers." + mesosUsed},
+	{Name: "flint.mesos.driver.failover", Kind: KindBool, Default: "false", Group: GroupMesos,
+		Doc: "`true`: Stop leaves the framework registered (no TEARDOWN) for a successor driver (`flint.mesos.driver.frameworkId`) when `flint.mesos.failoverTimeout` is above 0; the master removes it once that timeout passes without one. `false`: Stop tears the framework down." + mesosUsed},
+	{Name: "flint.mesos.failoverTimeout", Kind: KindDuration, Default: "120s", DurationUnit: time.Second, Group: GroupMesos,
+		Doc: "How long the master keeps the framework and its tasks after the driver's connection drops; 0 removes them at once. " +
+			"Default 120 s, where Spark's client mode uses 0: with 0 any drop ends the application — a network blip, a stream closed after missed heartbeats, " +
+			"or a master failover, during which the driver is cut off until the new master is elected (ZooKeeper's session timeout, 10 s by Mesos' default, " +
+			"then the election and the driver's re-subscription with backoff) — and the master refuses the re-subscription (\"Framework has been removed\") and kills every executor. " +
+			"120 s is `flint.network.timeout`'s default, how long executors already wait for an unreachable driver, so nothing stays alive longer because of it: " +
+			"a driver that crashed (not stopped: `Stop` tears the framework down) leaves its executors for at most that long. Set 0 to have a crashed driver's executors removed at once." +
+			" A bare number is in seconds." + mesosUsed},
+	{Name: "flint.mesos.codec", Kind: KindEnum, Default: "protobuf", Values: []string{"protobuf", "json"}, Group: GroupMesos,
+		Doc: "The media type the driver speaks with the Mesos master: `protobuf` (the default, as Mesos' own clients) or `json` (readable on the wire). With `json`, enum values newer than the mesos-go protos Flint uses (a Mesos 1.11+ master's `QUOTA_V2` capability, new task state reasons) are kept as unknown numbers, as protobuf keeps them, instead of failing the event." + mesosUsed},
+	{Name: "flint.mesos.connectTimeout", Kind: KindDuration, Default: "20s", DurationUnit: time.Second, Min: "1ms", Group: GroupMesos,
+		Doc: "How long the driver keeps trying to reach the Mesos master for its first subscription before it fails (one warning says it is retrying); `flint.network.timeout` caps it. A connection lost later is re-established for as long as `flint.mesos.failoverTimeout` lets the master keep the framework. A bare number is in seconds." + mesosUsed},
 	{Name: "flint.mesos.constraints", Kind: KindString, Group: GroupMesos,
-		Doc: "Attribute constraints on offers, e.g. `os:centos7;zone:us-east-1a,us-east-1b`." + mesosUsed},
+		Doc: "Attribute constraints on offers, in Spark's syntax: terms separated by `;`, each an attribute name optionally followed by `:` and comma-separated values, e.g. `os:centos7;zone:us-east-1a,us-east-1b;gpu`. " +
+			"A term without values requires only the attribute's presence; a TEXT attribute must equal one of the values; a SCALAR attribute must be at least one of them (Spark's semantics: `cpus:4` matches an agent attribute `cpus:4.5`, `cpus:5` does not); " +
+			"a RANGES attribute must contain one of them; a SET attribute must contain all of them. Every term must hold." + mesosUsed},
 	{Name: "flint.mesos.rejectOfferDuration", Kind: KindDuration, Default: "120s", DurationUnit: time.Second, Group: GroupMesos,
 		Doc: "How long declined offers are filtered when the framework has no use for them. A bare number is in seconds." + mesosUsed},
 	{Name: "flint.mesos.rejectOfferDurationForUnmetConstraints", Kind: KindDuration, Inherit: "flint.mesos.rejectOfferDuration", DurationUnit: time.Second, Group: GroupMesos,
@@ -192,7 +266,7 @@ var table = []Key{
 		Doc: "Filter duration for offers declined because `flint.cores.max` is reached." + mesosUsed},
 	{Name: "flint.mesos.uris", Kind: KindString, Group: GroupMesos,
 		Doc: "Comma-separated URIs agents fetch into each executor's sandbox." + mesosUsed},
-	{Name: "flint.mesos.gpus.max", Kind: KindInt, Default: "0", Group: GroupMesos,
+	{Name: "flint.mesos.gpus.max", Kind: KindInt, Default: "0", Min: "0", Group: GroupMesos,
 		Doc: "Most GPUs the application takes across the cluster." + coarse},
 	{Name: "flint.mesos.executor.command", Kind: KindString, Group: GroupMesos,
 		Doc: "Command (run without a shell, in the sandbox) that starts an executor. Unset: `./NAME`, NAME being the file name of `flint.executor.uri`; set it when that URI is an archive, e.g. `./flint-1.0/bin/myjob`. In fine-grained mode it starts the per-agent Mesos executor (with `flint.executor.uri` unset too, the driver's own executable, which the driver serves)." + mesosUsed},
@@ -200,8 +274,8 @@ var table = []Key{
 		Doc: "How long stopping the driver waits for executors to exit after asking them to stop; stragglers are then killed through Mesos. A bare number is in seconds." + coarse},
 	{Name: "flint.mesos.coarse.noExecutorTimeout", Kind: KindDuration, Default: "60s", DurationUnit: time.Second, Group: GroupMesos,
 		Doc: "How long tasks may wait while no executor could be started before an error names the resource the offers lack (cpus, mem, gpus, constraints, excluded agents, or no offers at all); repeated at this interval. A bare number is in seconds." + coarse},
-	{Name: "flint.mesos.executor.maxFailuresPerAgent", Kind: KindInt, Default: "2", Group: GroupMesos,
-		Doc: "Executor failures (exited with an error, crashed at start, lost) on one agent before no more executors are started there for `flint.mesos.executor.agentExclusionTimeout`." + coarse},
+	{Name: "flint.mesos.executor.maxFailuresPerAgent", Kind: KindInt, Default: "2", Min: "1", Group: GroupMesos,
+		Doc: "Executor failures (exited with an error, crashed at start, lost) on one agent before no more executors are started there for `flint.mesos.executor.agentExclusionTimeout`. Off for the `embedded` master (all agents on one host)." + coarse},
 	{Name: "flint.mesos.executor.agentExclusionTimeout", Kind: KindDuration, Default: "10m", DurationUnit: time.Second, Group: GroupMesos,
 		Doc: "How long an agent stays excluded after `flint.mesos.executor.maxFailuresPerAgent` executor failures (Spark excludes it for good). A bare number is in seconds." + coarse},
 	{Name: "flint.mesos.fine.executorIdleTimeout", Kind: KindDuration, Default: "60s", DurationUnit: time.Second, Group: GroupMesos,
@@ -214,16 +288,16 @@ var table = []Key{
 		Doc: "Host name or IP executors and agents use to reach the driver (executor gateway and file server). Unset: the local address the driver uses to reach the Mesos master."},
 	{Name: "flint.driver.bindAddress", Kind: KindString, Group: GroupApplication,
 		Doc: "Address the driver's servers (executor gateway, file server) listen on, when it differs from the one advertised (`flint.driver.host`), as behind NAT or in a bridge-networked container (Spark's `spark.driver.bindAddress`); the advertised ports must then be forwarded to the same numbers (see `flint.driver.port`). `0.0.0.0` listens on every interface. Unset: `flint.driver.host`."},
-	{Name: "flint.driver.port", Kind: KindInt, Default: "0", Group: GroupApplication,
+	{Name: "flint.driver.port", Kind: KindInt, Default: "0", Min: "0", Max: "65535", Group: GroupApplication,
 		Doc: "Port of the driver's executor gateway, which coarse-grained executors connect to (Spark's `spark.driver.port`). 0 picks a free port."},
-	{Name: "flint.driver.fileServer.port", Kind: KindInt, Default: "0", Group: GroupApplication,
+	{Name: "flint.driver.fileServer.port", Kind: KindInt, Default: "0", Min: "0", Max: "65535", Group: GroupApplication,
 		Doc: "Port of the driver's file server, which serves the executor binary to agents. 0 picks a free port."},
 	// Embedded master.
-	{Name: "flint.embedded.agents", Kind: KindInt, Default: "2", Group: GroupMesos,
+	{Name: "flint.embedded.agents", Kind: KindInt, Default: "2", Min: "1", Group: GroupMesos,
 		Doc: "Agents of the embedded master (`flint.master=embedded`); they run in the driver process and start executors as real processes."},
-	{Name: "flint.embedded.agent.cpus", Kind: KindFloat, Group: GroupMesos,
+	{Name: "flint.embedded.agent.cpus", Kind: KindFloat, Min: "0.1", Group: GroupMesos,
 		Doc: "CPUs each embedded agent offers. Unset: the machine's CPUs split evenly across the agents (at least 1 each)."},
-	{Name: "flint.embedded.agent.memory", Kind: KindSize, SizeUnit: MiB, Group: GroupMesos,
+	{Name: "flint.embedded.agent.memory", Kind: KindSize, SizeUnit: MiB, Min: "1", Group: GroupMesos,
 		Doc: "Memory each embedded agent offers. Unset: the machine's memory split across the agents, but at least one executor's memory plus overhead. A bare number is in MiB."},
 	{Name: "flint.embedded.workDir", Kind: KindString, Group: GroupMesos,
 		Doc: "Directory for the embedded agents' sandboxes. Unset: a temporary directory removed when the driver stops."},
@@ -236,6 +310,29 @@ var table = []Key{
 		Doc: "Log format: `text` (coloured on a terminal), `json`, or `auto` (text, coloured only on a terminal)."},
 	{Name: "flint.ui.showConsoleProgress", Kind: KindBool, Default: "true", Group: GroupLogging,
 		Doc: "Show a progress bar of running stages on the console (plain lines when not a terminal)."},
+	// Web UI, metrics and event log.
+	{Name: "flint.ui.enabled", Kind: KindBool, Default: "true", Group: GroupUI,
+		Doc: "Serve the driver's web UI, its REST API (`/api/v1`, Spark's monitoring API) and Prometheus metrics (`/metrics`) while the application runs (docs/ui.md)."},
+	{Name: "flint.ui.port", Kind: KindInt, Default: "4040", Group: GroupUI,
+		Doc: "Port of the web UI. When it is taken the next ones are tried (16 of them, as Spark's `spark.port.maxRetries`), then any free port; the driver logs the URL it got. 0 picks a free port."},
+	{Name: "flint.ui.auth", Kind: KindBool, Default: "true", Group: GroupUI,
+		Doc: "Require the application's UI token (derived from `flint.authenticate.secret`) for every page, REST call and `/metrics`; the driver writes a sign-in link holding it to a file only its user can read and logs that file's path. `false` serves anyone who can reach the port — job and stage names, task errors and stack traces, executors' stdout/stderr, the configuration with secrets redacted — for trusted networks only."},
+	{Name: "flint.ui.retainedJobs", Kind: KindInt, Default: "1000", Group: GroupUI,
+		Doc: "Finished jobs the UI remembers before forgetting the oldest (Spark's `spark.ui.retainedJobs`)."},
+	{Name: "flint.ui.retainedStages", Kind: KindInt, Default: "1000", Group: GroupUI,
+		Doc: "Finished stages (with their tasks) the UI remembers before forgetting the oldest (Spark's `spark.ui.retainedStages`)."},
+	{Name: "flint.ui.retainedTasks", Kind: KindInt, Default: "100000", Group: GroupUI,
+		Doc: "Ended task attempts of one stage the UI remembers before forgetting the oldest (Spark's `spark.ui.retainedTasks`); the stage's counts and totals stay exact."},
+	{Name: "flint.mesos.driver.webui.url", Kind: KindString, Group: GroupUI,
+		Doc: "URL Mesos shows as the framework's web UI (FrameworkInfo `webui_url`), e.g. a proxy in front of the driver. Unset: the driver's own UI URL when `flint.ui.enabled`." + mesosUsed},
+	{Name: "flint.eventLog.enabled", Kind: KindBool, Default: "false", Group: GroupUI,
+		Doc: "Write the application's listener events as JSON lines to `flint.eventLog.dir/<app-id>`, flushed every second, so that `flint history` can show the application after it ends (or while it runs)."},
+	{Name: "flint.eventLog.dir", Kind: KindString, Default: "/tmp/flint-events", Group: GroupUI,
+		Doc: "Directory event logs are written to; each application gets a subdirectory named by its id."},
+	{Name: "flint.eventLog.compress", Kind: KindBool, Default: "false", Group: GroupUI,
+		Doc: "Compress event log files with zstd (`.zst`)."},
+	{Name: "flint.eventLog.rolling.maxFileSize", Kind: KindSize, Default: "128m", SizeUnit: Byte, Group: GroupUI,
+		Doc: "Size of event (uncompressed JSON) after which an event log file is closed and the next one started (Spark's `spark.eventLog.rolling.maxFileSize`). 0 never rolls. A bare number is in bytes."},
 }
 
 var (
@@ -297,4 +394,11 @@ func mustKey(name string) *Key {
 		panic("config: unknown key " + name)
 	}
 	return k
+}
+
+// Declared reports whether name is a key of the table (an exact key, or an entry of a prefix
+// family such as flint.executorEnv.NAME).
+func Declared(name string) bool {
+	k, _ := lookupKey(name)
+	return k != nil
 }

@@ -11,7 +11,7 @@ func Markdown() []byte {
 	var b bytes.Buffer
 	b.WriteString(`# Configuration
 
-<!-- Generated from framework/config by "go run ./framework/config/gendoc". Do not edit. -->
+<!-- Generated from framework/config by "go run ./cmd/flint gen-config-doc". Do not edit. -->
 
 Flint's configuration mirrors Spark's: keys are Spark's names under ` + "`flint.`" + `. Each key's
 value comes from the highest of these layers that sets it:
@@ -64,6 +64,9 @@ func kindCell(k *Key) string {
 		s += " (bare number: " + unitName(k.SizeUnit) + ")"
 	case KindDuration:
 		s += " (bare number: " + FormatDuration(k.DurationUnit)[1:] + ")"
+	}
+	if b := k.bounds(); b != "" {
+		s += "," + b
 	}
 	if k.Secret {
 		s += ", secret"

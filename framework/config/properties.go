@@ -10,7 +10,15 @@ import (
 // '=', ':' or whitespace, backslash line continuations and escapes including \uXXXX) into
 // key/value pairs in file order. Keys keep their case.
 func parseProperties(data string) ([][2]string, error) {
+	out, _, err := parsePropertiesLines(data)
+	return out, err
+}
+
+// parsePropertiesLines is parseProperties that also returns the line each
+// pair starts on.
+func parsePropertiesLines(data string) ([][2]string, []int, error) {
 	var out [][2]string
+	var lineNos []int
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		lineNo := i + 1
@@ -28,15 +36,16 @@ func parseProperties(data string) ([][2]string, error) {
 		rawKey, rawValue := splitProperty(line)
 		key, err := unescapeProperty(rawKey)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", lineNo, err)
+			return nil, nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		value, err := unescapeProperty(rawValue)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", lineNo, err)
+			return nil, nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		out = append(out, [2]string{key, value})
+		lineNos = append(lineNos, lineNo)
 	}
-	return out, nil
+	return out, lineNos, nil
 }
 
 // continued reports whether line ends in an odd number of backslashes.

@@ -1,14 +1,36 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// expected describes what a key accepts, for error messages and the reference page.
+// expected describes what a key accepts, for error messages: its kind and bounds.
 func (k *Key) expected() string {
+	return k.kindExpected() + k.bounds()
+}
+
+// bounds says " ≥ Min", " ≤ Max" or " from Min to Max"; "" without bounds.
+func (k *Key) bounds() string {
+	switch {
+	case k.Min != "" && k.Max != "":
+		return " from " + k.Min + " to " + k.Max
+	case k.Min != "":
+		return " ≥ " + k.Min
+	case k.Max != "":
+		return " ≤ " + k.Max
+	}
+	return ""
+}
+
+func (k *Key) kindExpected() string {
+	if k.Expect != "" {
+		return k.Expect
+	}
 	switch k.Kind {
 	case KindInt:
 		return "a whole number"
@@ -75,7 +97,57 @@ func (k *Key) check(v string) error {
 	case KindMaster:
 		err = ValidateMaster(v)
 	}
+	if err == nil && v != "" && !k.inBounds(v) {
+		err = ErrOutOfRange
+	}
+	if err == nil && v != "" && k.Check != nil {
+		err = k.Check(v)
+	}
 	return err
+}
+
+func checkRegex(v string) error {
+	if _, err := regexp.Compile(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	return nil
+}
+
+// ErrOutOfRange is a value outside its key's Min and Max.
+var ErrOutOfRange = errors.New("out of range")
+
+// inBounds reports whether a valid value lies within Min and Max.
+func (k *Key) inBounds(v string) bool {
+	n, ok := k.number(v)
+	if !ok {
+		return true
+	}
+	if lo, ok := k.number(k.Min); ok && n < lo {
+		return false
+	}
+	if hi, ok := k.number(k.Max); ok && n > hi {
+		return false
+	}
+	return true
+}
+
+// number is a number, size (bytes) or duration (ns) value as a float.
+func (k *Key) number(v string) (float64, bool) {
+	if v == "" {
+		return 0, false
+	}
+	switch k.Kind {
+	case KindInt, KindFloat:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return f, err == nil
+	case KindSize:
+		n, err := ParseSize(v, k.SizeUnit)
+		return float64(n), err == nil
+	case KindDuration:
+		d, err := ParseDuration(v, k.DurationUnit)
+		return float64(d), err == nil
+	}
+	return 0, false
 }
 
 func (k *Key) enumValue(v string) string {

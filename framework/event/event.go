@@ -12,6 +12,18 @@ type JobStart struct {
 	Name     string
 	StageIDs []int
 	NumTasks int
+	// Stages describes the job's stages with their parents, when the driver
+	// knows its DAG up front (optional: nil means one stage per StageIDs
+	// entry, no edges). The UI draws the job's DAG from it.
+	Stages []StageInfo
+}
+
+// StageInfo is one stage of a job's DAG as JobStart announces it.
+type StageInfo struct {
+	StageID   int
+	Name      string
+	NumTasks  int
+	ParentIDs []int
 }
 
 // JobEnd is posted when a job finishes; Err is nil on success.
@@ -29,6 +41,9 @@ type StageSubmitted struct {
 	Attempt  int
 	Name     string
 	NumTasks int
+	// ParentIDs are the stages this one reads from (empty for a job of
+	// one stage).
+	ParentIDs []int
 }
 
 // StageCompleted is posted when a stage ends; FailureReason is empty on success.
@@ -51,6 +66,8 @@ type TaskStart struct {
 	Host        string
 	Locality    string
 	Speculative bool
+	// StageAttempt is the attempt of the stage the task belongs to.
+	StageAttempt int
 }
 
 // TaskEnd is posted when a task attempt reaches a terminal state.
@@ -67,6 +84,35 @@ type TaskEnd struct {
 	Reason     string
 	RunTime    time.Duration
 	ResultSize int64
+	// StageAttempt is the attempt of the stage the task belongs to.
+	StageAttempt int
+	// DecodeTime and EncodeTime are the executor's input decoding and
+	// result encoding times; InputSize is the task's input in bytes.
+	DecodeTime, EncodeTime time.Duration
+	InputSize              int64
+	// ShuffleReadBytes and ShuffleWriteBytes are the shuffle bytes the
+	// task read (local and remote) and wrote (its committed data files).
+	ShuffleReadBytes, ShuffleWriteBytes int64
+	// ShuffleWrite and ShuffleRead detail them: a map task's records
+	// written and spills, a reduce task's local and fetched blocks and its
+	// wait for them.
+	ShuffleWrite ShuffleWriteMetrics
+	ShuffleRead  ShuffleReadMetrics
+}
+
+// ShuffleWriteMetrics are a map task's shuffle write figures.
+type ShuffleWriteMetrics struct {
+	Records    int64
+	Spills     int64 // sorted runs spilled to disk
+	SpillBytes int64
+	WriteTime  time.Duration
+}
+
+// ShuffleReadMetrics are a reduce task's shuffle read figures.
+type ShuffleReadMetrics struct {
+	LocalBlocks, RemoteBlocks int64
+	LocalBytes, RemoteBytes   int64
+	FetchWait                 time.Duration
 }
 
 // ExecutorAdded is posted when a backend reports a new executor.

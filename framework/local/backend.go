@@ -3,14 +3,14 @@ package local
 import (
 	"context"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/executor"
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -20,11 +20,7 @@ const (
 	Host       = "localhost"
 )
 
-// reviveInterval re-offers free slots periodically so locality waits expire
-// even when no task ends (Spark's spark.scheduler.revive.interval).
-const reviveInterval = time.Second
-
-func init() { framework.RegisterBackend(framework.BackendLocal, New) }
+func init() { backend.Register(backend.Local, New) }
 
 // Backend runs tasks on an in-process executor runtime.
 type Backend struct {
@@ -32,27 +28,33 @@ type Backend struct {
 	taskCPUs int
 	log      logrus.FieldLogger
 	rt       *executor.Runtime
-	d        framework.Driver
-
-	mu      sync.Mutex
-	updates []*flintpb.StatusUpdate
-	wake    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	shuffle  *shuffleenv.Env // the in-process executor's shuffle: files read directly, never served
+	d        backend.Driver
+	slab     []flintpb.TaskDescription // descriptions not handed out yet (Apply's goroutine only)
 }
 
-var _ framework.Backend = (*Backend)(nil)
+// descSlab is how many task descriptions one allocation holds: few, since
+// a slab (with the inputs it points to) stays alive while any of its tasks
+// runs.
+const descSlab = 16
+
+var _ backend.Backend = (*Backend)(nil)
 
 // New builds the local backend for a local master.
-func New(p framework.BackendParams) (framework.Backend, error) {
-	if p.Master.Kind != framework.MasterLocal {
+func New(p backend.Params) (backend.Backend, error) {
+	if p.Master.Kind != backend.MasterLocal {
 		return nil, fmt.Errorf("local: master %q is not local", p.Master.Raw)
 	}
-	b := &Backend{threads: p.Master.Threads, taskCPUs: p.Config.Int("flint.task.cpus"), log: p.Logger,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	b := &Backend{threads: p.Master.Threads, taskCPUs: p.Config.Int("flint.task.cpus"), log: p.Logger}
 	if b.taskCPUs > b.threads {
 		return nil, fmt.Errorf("local: flint.task.cpus=%d exceeds the %d slots of %s: no task could ever run", b.taskCPUs, b.threads, p.Master.Raw)
+	}
+	set, err := shuffleenv.SettingsFromConfig(p.Config, "local", ExecutorID, Host, "")
+	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if b.shuffle, err = shuffleenv.Start(set, false, p.Logger); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
 	}
 	rt, err := executor.New(executor.Config{
 		ExecutorID:          ExecutorID,
@@ -62,102 +64,88 @@ func New(p framework.BackendParams) (framework.Backend, error) {
 		MaxDirectResultSize: p.Config.Size("flint.task.maxDirectResultSize"),
 		Registry:            p.Registry,
 		Logger:              p.Logger,
-	}, b.enqueue)
+		BaseContext:         func() context.Context { return shuffleenv.NewContext(context.Background(), b.shuffle) },
+		Job:                 p.Config,
+	}, b.update)
 	if err != nil {
+		b.shuffle.Close()
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	b.rt = rt
 	return b, nil
 }
 
-// Start implements framework.Backend.
-func (b *Backend) Start(_ context.Context, d framework.Driver) error {
+// Start implements backend.Backend: the runtime's slots are one
+// executor's cores.
+func (b *Backend) Start(_ context.Context, d backend.Driver) error {
 	b.d = d
-	d.ExecutorAdded(ExecutorID, Host, b.threads)
-	go b.loop()
+	d.ExecutorUp(ExecutorID, Host, b.threads)
 	return nil
 }
 
-// enqueue receives status updates from task goroutines without blocking them.
-func (b *Backend) enqueue(u *flintpb.StatusUpdate) {
-	b.mu.Lock()
-	b.updates = append(b.updates, u)
-	b.mu.Unlock()
-	b.ReviveOffers()
+// update hands the runtime's status updates to the driver loop (which
+// queues them without blocking the task's goroutine).
+func (b *Backend) update(u *flintpb.StatusUpdate) {
+	if u.State == flintpb.TaskState_TASK_RUNNING {
+		return // the driver loop ignores RUNNING: no conversion for it
+	}
+	b.d.StatusUpdate(flintconv.StatusUpdate(u))
 }
 
-// loop delivers status updates to the driver and offers free slots, on one
-// goroutine so offers never race with each other.
-func (b *Backend) loop() {
-	defer close(b.done)
-	t := time.NewTicker(reviveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-b.wake:
-		case <-t.C:
+// Apply implements backend.Backend: kills, releases and launches go to
+// the runtime in the batch's order (none of them blocks).
+func (b *Backend) Apply(batch backend.Batch) {
+	for _, k := range batch.Kills {
+		b.rt.Kill(k.TaskID, k.Reason)
+	}
+	for _, r := range batch.Releases {
+		b.rt.ReleaseResult(r.BlockID)
+	}
+	for _, r := range batch.ShuffleReleases {
+		// the in-process executor's shuffle, which stage tasks (and so
+		// dataset runs) write into
+		if err := b.shuffle.ReleaseShuffle(r.Namespace, r.ShuffleID, r.All); err != nil {
+			b.log.WithError(err).Warn("local: releasing shuffle outputs")
 		}
-		b.deliver()
-		b.offer()
 	}
-}
-
-func (b *Backend) deliver() {
-	b.mu.Lock()
-	batch := b.updates
-	b.updates = nil
-	b.mu.Unlock()
-	for _, u := range batch {
-		b.d.StatusUpdate(u)
-	}
-}
-
-func (b *Backend) offer() {
-	free := b.rt.FreeCores()
-	if free < b.taskCPUs || !b.d.WantsOffers() {
+	if len(batch.Launches) == 0 {
 		return
 	}
-	descs := b.d.ResourceOffers([]scheduler.WorkerOffer{{ExecutorID: ExecutorID, Host: Host, Cores: free}})
-	for _, td := range descs {
+	// The runtime speaks the executors' wire messages and keeps each
+	// description while its task runs: they are carved from a slab (Apply
+	// runs on the loop's goroutine only), not allocated one by one.
+	for _, d := range batch.Launches {
+		if len(b.slab) == 0 {
+			b.slab = make([]flintpb.TaskDescription, descSlab)
+		}
+		td := &b.slab[0]
+		b.slab = b.slab[1:]
+		flintconv.TaskDescription(d, td)
 		if err := b.rt.Launch(td); err != nil {
 			b.log.WithField("task", td.TaskId).Errorf("local: launch task %d: %v", td.TaskId, err)
-			b.enqueue(&flintpb.StatusUpdate{TaskId: td.TaskId, Attempt: td.Attempt, ExecutorId: ExecutorID,
-				State: flintpb.TaskState_TASK_FAILED, Failure: &flintpb.TaskFailure{Kind: flintpb.FailureKind_LAUNCH_FAILED, Message: err.Error()}})
+			b.d.StatusUpdate(&backend.StatusUpdate{TaskID: td.TaskId, Attempt: int(td.Attempt), ExecutorID: ExecutorID,
+				State: scheduler.Failed, Failure: &scheduler.Failure{Kind: scheduler.LaunchFailed, Message: err.Error()}})
 		}
 	}
 }
 
-// ReviveOffers implements framework.Backend.
-func (b *Backend) ReviveOffers() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
-
-// KillTask implements framework.Backend.
-func (b *Backend) KillTask(taskID uint64, _ string, reason string) { b.rt.Kill(taskID, reason) }
-
-// FetchResult implements framework.Backend.
+// FetchResult implements backend.Backend.
 func (b *Backend) FetchResult(_ context.Context, _ string, blockID string) ([]byte, error) {
 	return b.rt.FetchResult(blockID)
 }
 
-// ReleaseResult implements framework.Backend.
-func (b *Backend) ReleaseResult(_ string, blockID string) { b.rt.ReleaseResult(blockID) }
-
-// DefaultParallelism implements framework.Backend.
+// DefaultParallelism implements backend.Backend.
 func (b *Backend) DefaultParallelism() int { return b.threads }
 
-// Stop implements framework.Backend: it stops offering, kills running tasks
-// and waits for them.
+// Stop implements backend.Backend: it kills running tasks and waits
+// for them.
 func (b *Backend) Stop(ctx context.Context) error {
-	b.once.Do(func() { close(b.stop) })
-	<-b.done
 	if err := b.rt.Close(ctx); err != nil {
+		b.shuffle.Close()
 		return fmt.Errorf("local: stop executor runtime: %w", err)
+	}
+	if err := b.shuffle.Close(); err != nil {
+		return fmt.Errorf("local: %w", err)
 	}
 	return nil
 }

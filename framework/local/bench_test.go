@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // BenchmarkLocalEmptyTasks runs jobs of 100,000 no-op tasks end to end on
@@ -51,7 +52,7 @@ func smallBehindLarge(b *testing.B, fc *framework.Context) time.Duration {
 		_, err := framework.Map(context.Background(), fc, hold, large, framework.WithPool("batch"))
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond) // the large job holds every slot
+	waitfor.True(b, 10*time.Second, "the large job to hold both slots", func() bool { return running.Load() == 2 })
 	start := time.Now()
 	if _, err := framework.Map(context.Background(), fc, hold, make([]time.Duration, 4), framework.WithPool("interactive")); err != nil {
 		b.Fatal(err)
@@ -83,9 +84,10 @@ func BenchmarkPendingTaskHeap(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { _, err := fc.RunJob(ctx, job); done <- err }()
-		for len(fc.ActiveStages()) == 0 || fc.ActiveStages()[0].Active == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		waitfor.True(b, time.Minute, "the job's first task to run", func() bool {
+			st := fc.ActiveStages()
+			return len(st) > 0 && st[0].Active > 0
+		})
 		after := heapInUse()
 		b.ReportMetric(float64(after-before)/n, "heap-bytes/pending-task")
 		cancel()

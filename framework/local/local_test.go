@@ -2,7 +2,10 @@ package local_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -12,6 +15,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
 
+	"github.com/flint-mesos/flint/executor/shuffle"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework"
 	_ "github.com/flint-mesos/flint/framework/local"
 )
@@ -20,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var (
 	running, peak atomic.Int64
-	hold          = framework.Register("local.test.hold", func(_ context.Context, d time.Duration) (int, error) {
+	hold          = framework.Register("local.test.hold", func(ctx context.Context, d time.Duration) (int, error) {
 		n := running.Add(1)
 		for {
 			p := peak.Load()
@@ -28,7 +33,10 @@ var (
 				break
 			}
 		}
-		time.Sleep(d)
+		select { // the task's work takes d
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
 		running.Add(-1)
 		return int(n), nil
 	})
@@ -49,7 +57,7 @@ func newContext(tb testing.TB, conf map[string]string) (*framework.Context, erro
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	return framework.NewContext(cfg, framework.WithLogger(log))
+	return framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
 }
 
 func mustContext(tb testing.TB, conf map[string]string) *framework.Context {
@@ -58,7 +66,7 @@ func mustContext(tb testing.TB, conf map[string]string) *framework.Context {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { _ = fc.Stop() })
+	tb.Cleanup(func() { _ = fc.Stop(context.Background()) })
 	return fc
 }
 
@@ -97,5 +105,50 @@ func TestDefaultParallelismIsThreadCount(t *testing.T) {
 	fc := mustContext(t, map[string]string{"flint.master": "local[*]"})
 	if got := fc.DefaultParallelism(); got != runtime.NumCPU() {
 		t.Fatalf("DefaultParallelism = %d, want %d", got, runtime.NumCPU())
+	}
+}
+
+var shuffleDir = framework.Register("local.test.shuffleDir", func(ctx context.Context, _ int) (string, error) {
+	env, ok := shuffleenv.FromContext(ctx)
+	if !ok {
+		return "", errors.New("no shuffle in the task's context")
+	}
+	w, err := env.Writer(1, 0, 0, 2, shuffle.ByteOrder)
+	if err != nil {
+		return "", err
+	}
+	if err := w.Add(1, []byte("k"), []byte("v")); err != nil {
+		return "", err
+	}
+	if _, err := w.Commit(); err != nil {
+		return "", err
+	}
+	return env.Dir(), nil
+})
+
+// Tasks in local mode find the in-process executor's shuffle in their
+// context; its directory is under flint.local.dir and gone after Stop.
+func TestLocalTasksHaveAShuffle(t *testing.T) {
+	local := t.TempDir()
+	fc, err := newContext(t, map[string]string{"flint.master": "local[2]", "flint.local.dir": local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := framework.Map(context.Background(), fc, shuffleDir, []int{0})
+	if err != nil {
+		fc.Stop(context.Background())
+		t.Fatal(err)
+	}
+	if filepath.Dir(dirs[0]) != local {
+		t.Errorf("shuffle directory %s is not under flint.local.dir %s", dirs[0], local)
+	}
+	if _, err := os.Stat(filepath.Join(dirs[0], "shuffle_1", "0.index")); err != nil {
+		t.Errorf("the task's output: %v", err)
+	}
+	if err := fc.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(local); len(left) != 0 {
+		t.Fatalf("left in flint.local.dir after Stop: %v", left)
 	}
 }

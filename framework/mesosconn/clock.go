@@ -4,23 +4,16 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/flint-mesos/flint/internal/clock"
 )
 
-// Clock is the Conn's source of time. Tests inject a fake one.
-type Clock interface {
-	Now() time.Time
-	// After delivers the time once d has passed; the channel has capacity 1.
-	After(d time.Duration) <-chan time.Time
-}
+// Clock is the Conn's source of time (Flint's one clock interface). Tests
+// inject a clock.Fake.
+type Clock = clock.Clock
 
 // RealClock is the wall clock.
-type RealClock struct{}
-
-// Now returns time.Now().
-func (RealClock) Now() time.Time { return time.Now() }
-
-// After returns time.After(d).
-func (RealClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+type RealClock = clock.Real
 
 // Backoff is truncated exponential backoff with jitter: the n-th delay (from 0) is
 // min(Max, Min·2ⁿ) less a random fraction of up to Jitter of it. Safe for concurrent use.

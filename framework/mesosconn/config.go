@@ -1,6 +1,7 @@
 package mesosconn
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -16,16 +17,20 @@ import (
 
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
+	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // Codec is the media type spoken with the master.
 type Codec int
 
 const (
-	// Protobuf is the default: mesos-go's JSON decoder rejects enum values newer than its
-	// protos, which Mesos 1.11+ masters send.
+	// Protobuf is the default (flint.mesos.codec=protobuf): compact, and enum values newer
+	// than mesos-go's protos decode as numbers.
 	Protobuf Codec = iota
-	// JSON is application/json, for debugging and masters that only speak JSON.
+	// JSON is application/json (flint.mesos.codec=json), for debugging and proxies that only
+	// pass JSON. mesos-go's JSON decoder rejects enum values newer than its protos, which Mesos
+	// 1.11+ masters send (QUOTA_V2 in MasterInfo); the Conn's decoder keeps them as numbers, as
+	// protobuf does.
 	JSON
 )
 
@@ -61,7 +66,7 @@ type Config struct {
 	RefuseSeconds map[DeclineReason]time.Duration
 
 	// Timing. All durations are measured on Clock.
-	StartTimeout       time.Duration // Start fails when not subscribed by then; default 60 s
+	StartTimeout       time.Duration // Start fails when not subscribed by then (flint.mesos.connectTimeout); default 20 s
 	CallTimeout        time.Duration // per call, and for SUBSCRIBE response headers; default 15 s
 	MinBackoff         time.Duration // re-subscription backoff start; default 1 s
 	MaxBackoff         time.Duration // re-subscription backoff cap; default 30 s
@@ -116,23 +121,36 @@ func WithCapabilities(caps ...mesos.FrameworkInfo_Capability_Type) Option {
 // WithCodec selects the media type.
 func WithCodec(codec Codec) Option { return func(c *Config) { c.Codec = codec } }
 
-// ConfigFrom reads the flint.* keys: flint.master, flint.app.name, flint.mesos.role (comma
+// ConfigFrom reads the flint.* keys: flint.master, flint.app.name, flint.mesos.user, flint.mesos.role (comma
 // separated for several roles), flint.mesos.principal, flint.mesos.secret[.file],
 // flint.mesos.checkpoint, flint.mesos.failoverTimeout, flint.mesos.rejectOfferDuration[…] and
-// flint.mesos.gpus.max (> 0 declares GPU_RESOURCES).
+// flint.mesos.gpus.max (> 0 declares GPU_RESOURCES), flint.mesos.codec,
+// flint.mesos.driver.webui.url (webui_url; the driver sets it to its UI's URL when unset) and
+// flint.mesos.driver.frameworkId (fail over to that framework).
 func ConfigFrom(fc *config.Config, opts ...Option) (Config, error) {
 	c := Config{
 		Master:          fc.String("flint.master"),
 		Name:            fc.String("flint.app.name"),
+		User:            fc.String("flint.mesos.user"),
 		Principal:       fc.String("flint.mesos.principal"),
 		Secret:          fc.String("flint.mesos.secret"),
 		Checkpoint:      fc.Bool("flint.mesos.checkpoint"),
 		FailoverTimeout: fc.Duration("flint.mesos.failoverTimeout"),
+		StartTimeout:    min(fc.Duration("flint.mesos.connectTimeout"), fc.Duration("flint.network.timeout")),
+		WebUIURL:        fc.String("flint.mesos.driver.webui.url"),
+		FrameworkID:     strings.TrimSpace(fc.String("flint.mesos.driver.frameworkId")),
 		RefuseSeconds: map[DeclineReason]time.Duration{
 			DeclineNoDemand:        fc.Duration("flint.mesos.rejectOfferDuration"),
 			DeclineUnmetConstraint: fc.Duration("flint.mesos.rejectOfferDurationForUnmetConstraints"),
 			DeclineReachedMaxCores: fc.Duration("flint.mesos.rejectOfferDurationForReachedMaxCores"),
 		},
+	}
+	switch codec := fc.String("flint.mesos.codec"); codec {
+	case "", "protobuf":
+	case "json":
+		c.Codec = JSON
+	default:
+		return Config{}, fmt.Errorf("mesosconn: flint.mesos.codec=%q: want protobuf or json", codec)
 	}
 	for r := range strings.SplitSeq(fc.String("flint.mesos.role"), ",") {
 		if r = strings.TrimSpace(r); r != "" {
@@ -168,16 +186,14 @@ func (c Config) withDefaults() Config {
 			*d = v
 		}
 	}
-	if c.Name == "" {
-		c.Name = "flint"
-	}
+	c.Name = cmp.Or(c.Name, "flint")
 	if c.User == "" {
 		c.User = DefaultUser()
 	}
 	if len(c.Roles) == 0 {
 		c.Roles = []string{"*"}
 	}
-	def(&c.StartTimeout, 60*time.Second)
+	def(&c.StartTimeout, 20*time.Second)
 	def(&c.CallTimeout, 15*time.Second)
 	def(&c.MinBackoff, time.Second)
 	def(&c.MaxBackoff, 30*time.Second)
@@ -212,7 +228,7 @@ func (c Config) withDefaults() Config {
 // DefaultUser is the framework user when none is configured: $FLINT_USER,
 // else the current OS user, else $USER, else root.
 func DefaultUser() string {
-	if u := os.Getenv("FLINT_USER"); u != "" {
+	if u := os.Getenv(contract.EnvUser); u != "" {
 		return u
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" {

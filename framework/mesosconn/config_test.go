@@ -39,6 +39,7 @@ func TestConfigFrom(t *testing.T) {
 		"flint.mesos.failoverTimeout", "300",
 		"flint.mesos.rejectOfferDurationForUnmetConstraints", "600s",
 		"flint.mesos.gpus.max", "2",
+		"flint.mesos.user", "batchuser",
 	)
 	c, err := ConfigFrom(fc, WithFramework("http://d:4040", "d", map[string]string{"k": "v"}), WithFrameworkID("fw-1"), WithCodec(JSON))
 	if err != nil {
@@ -48,7 +49,7 @@ func TestConfigFrom(t *testing.T) {
 	if c.Master != "mesos://zk://z1:2181/mesos" || c.Name != "pi" || !reflect.DeepEqual(c.Roles, []string{"batch", "analytics"}) ||
 		c.Principal != "flint" || c.Secret != "pa55" || !c.Checkpoint || c.FailoverTimeout != 300*time.Second ||
 		!reflect.DeepEqual(c.RefuseSeconds, want) || c.WebUIURL != "http://d:4040" || c.Hostname != "d" || c.Labels["k"] != "v" ||
-		c.FrameworkID != "fw-1" || c.Codec != JSON ||
+		c.FrameworkID != "fw-1" || c.Codec != JSON || c.User != "batchuser" || c.frameworkInfo("").User != "batchuser" ||
 		!reflect.DeepEqual(c.Capabilities, []mesos.FrameworkInfo_Capability_Type{mesos.FrameworkInfo_Capability_GPU_RESOURCES}) {
 		t.Errorf("ConfigFrom = %+v", c)
 	}
@@ -78,5 +79,23 @@ func TestConfigFromErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "mesosconn: ") {
 			t.Errorf("ConfigFrom(%v) = %v, want an error containing %q", tt.kv, err, tt.want)
 		}
+	}
+}
+
+// flint.mesos.codec selects the media type; protobuf is the default and
+// anything else is refused when the configuration loads.
+func TestConfigFromCodec(t *testing.T) {
+	for value, want := range map[string]Codec{"": Protobuf, "protobuf": Protobuf, "json": JSON} {
+		var kv []string
+		if value != "" {
+			kv = []string{"flint.mesos.codec", value}
+		}
+		c, err := ConfigFrom(flintConfig(t, kv...))
+		if err != nil || c.Codec != want {
+			t.Errorf("flint.mesos.codec=%q: %v, %v; want %v", value, c.Codec, err, want)
+		}
+	}
+	if _, err := config.Load(config.LoadOptions{Conf: []string{"flint.mesos.codec=xml"}}); err == nil || !strings.Contains(err.Error(), "flint.mesos.codec") {
+		t.Errorf("flint.mesos.codec=xml: %v, want an error naming the key", err)
 	}
 }

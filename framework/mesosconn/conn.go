@@ -1,6 +1,7 @@
 package mesosconn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,16 +60,19 @@ type Conn struct {
 	frameworkID    string
 	master         mesos.MasterInfo
 	subscribedOnce bool
-	stopping       bool
-	err            error // why the Conn gave up
-	lastErr        error // the last subscription failure
-	demand         bool
-	wantRevive     bool
-	wantSuppress   bool
-	lastOffer      time.Time
-	lastRevive     time.Time
-	nextPeriodic   time.Time
-	tasks          map[string]*trackedTask
+	// warnedUnreachable: the one warning about a master not reached
+	// before the first subscription was logged.
+	warnedUnreachable bool
+	stopping          bool
+	err               error // why the Conn gave up
+	lastErr           error // the last subscription failure
+	demand            bool
+	wantRevive        bool
+	wantSuppress      bool
+	lastOffer         time.Time
+	lastRevive        time.Time
+	nextPeriodic      time.Time
+	tasks             map[string]*trackedTask
 }
 
 // Start subscribes to the leading master and returns once the first SUBSCRIBED event has been
@@ -90,7 +94,7 @@ func Start(ctx context.Context, cfg Config, h Handler) (*Conn, error) {
 		tasks:    map[string]*trackedTask{},
 	}
 	if cfg.Codec == JSON {
-		c.codec = codecs.ByMediaType[codecs.MediaTypeJSON]
+		c.codec = jsonCodec
 	}
 	det := cfg.Detector
 	if det == nil {
@@ -103,9 +107,7 @@ func Start(ctx context.Context, cfg Config, h Handler) (*Conn, error) {
 	if cfg.TLS != nil {
 		c.scheme = "https"
 	}
-	if c.cfg.Master == "" {
-		c.cfg.Master = "(detector)"
-	}
+	c.cfg.Master = cmp.Or(c.cfg.Master, "(detector)")
 	c.transport = &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           dialNoLinger(&net.Dialer{Timeout: cfg.CallTimeout, KeepAlive: 30 * time.Second}),
@@ -134,7 +136,7 @@ func Start(ctx context.Context, cfg Config, h Handler) (*Conn, error) {
 	case err = <-c.first:
 	case <-timeout:
 		c.mu.Lock()
-		err = fmt.Errorf("%w: master %s after %s: %v", ErrStartTimeout, c.cfg.Master, cfg.StartTimeout, c.lastErr)
+		err = &StartTimeoutError{Master: c.cfg.Master, After: cfg.StartTimeout, Cause: c.lastErr}
 		c.mu.Unlock()
 	case <-ctx.Done():
 		err = fmt.Errorf("mesosconn: subscribing to %s: %w", c.cfg.Master, ctx.Err())
@@ -194,7 +196,7 @@ func (c *Conn) run() {
 		// the master would take for a failover ending the live stream.
 		c.transport.CloseIdleConnections()
 		d := c.backoff.Next()
-		c.log.WithError(err).Warnf("mesosconn: subscription to %s lost; re-subscribing in %s", l.Addr, d.Round(time.Millisecond))
+		c.logRetry(l, err, d)
 		select {
 		case <-c.clock.After(d):
 		case <-c.leaderCh: // a new leader: try it at once
@@ -214,7 +216,16 @@ func (c *Conn) waitLeader() (detector.Leader, bool) {
 			return l, true
 		}
 		if !warned {
-			c.log.Warnf("mesosconn: waiting for a leading master (%s)", c.cfg.Master)
+			c.mu.Lock()
+			ever := c.subscribedOnce
+			c.mu.Unlock()
+			// Before the first subscription the detector's first report is
+			// usually a moment away; Start's timeout error says if not.
+			if ever {
+				c.log.Warnf("mesosconn: waiting for a leading master (%s)", c.cfg.Master)
+			} else {
+				c.log.Debugf("mesosconn: waiting for a leading master (%s)", c.cfg.Master)
+			}
 			warned = true
 		}
 		select {

@@ -12,8 +12,8 @@
 //
 // What it does:
 //
-//   - SUBSCRIBE with a full FrameworkInfo (Config, ConfigFrom): name, user (default $FLINT_USER
-//     or the OS user), roles, principal, checkpoint, failover_timeout, webui_url, hostname,
+//   - SUBSCRIBE with a full FrameworkInfo (Config, ConfigFrom): name, user (flint.mesos.user,
+//     default $FLINT_USER or the OS user), roles, principal, checkpoint, failover_timeout, webui_url, hostname,
 //     labels and capabilities. Flint always declares MULTI_ROLE and sends `roles` (default
 //     ["*"]), never the deprecated `role`, so the same code path serves one role or several and
 //     offers always carry allocation_info (which Take keeps on the resources it takes).

@@ -18,6 +18,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // fakeMaster is an in-test Mesos scheduler API: SUBSCRIBE streams RecordIO events, every call
@@ -36,6 +38,7 @@ type fakeMaster struct {
 	subscribeError  string                           // answer SUBSCRIBE with this ERROR event
 	callStatus      map[scheduler.Call_Type][]int    // answers for the next calls of a type
 	onCall          func(fm *fakeMaster, r recorded) // after answering a non-SUBSCRIBE call
+	editJSON        func([]byte) []byte              // rewrites JSON events before they are sent
 	nextFramework   int
 }
 
@@ -61,6 +64,15 @@ func newFakeMaster(t *testing.T, clock *fakeClock, id string) *fakeMaster {
 	fm.srv = httptest.NewServer(http.HandlerFunc(fm.serve))
 	t.Cleanup(fm.close)
 	return fm
+}
+
+// restartAs makes the master answer as a new master id from now on, as a
+// restarted Mesos master does, and ends the current stream.
+func (fm *fakeMaster) restartAs(id string) {
+	fm.mu.Lock()
+	fm.id = id
+	fm.mu.Unlock()
+	fm.dropStream()
 }
 
 func (fm *fakeMaster) addr() string { return strings.TrimPrefix(fm.srv.URL, "http://") }
@@ -141,7 +153,7 @@ func (fm *fakeMaster) subscribe(w http.ResponseWriter, r *http.Request, ct strin
 	}
 	s := &fakeStream{id: fmt.Sprintf("stream-%d", len(fm.streams)+1), framework: fw, events: make(chan *scheduler.Event, 100), closing: make(chan struct{})}
 	fm.streams = append(fm.streams, s)
-	hb, failure := fm.heartbeat, fm.subscribeError
+	hb, failure, masterID := fm.heartbeat, fm.subscribeError, fm.id
 	fm.mu.Unlock()
 
 	w.Header().Set("Content-Type", ct)
@@ -152,18 +164,21 @@ func (fm *fakeMaster) subscribe(w http.ResponseWriter, r *http.Request, ct strin
 	first := &scheduler.Event{Type: scheduler.Event_SUBSCRIBED, Subscribed: &scheduler.Event_Subscribed{
 		FrameworkID:              &mesos.FrameworkID{Value: fw},
 		HeartbeatIntervalSeconds: &hb,
-		MasterInfo:               &mesos.MasterInfo{ID: fm.id, IP: 16777343, Port: &port},
+		MasterInfo:               &mesos.MasterInfo{ID: masterID, IP: 16777343, Port: &port},
 	}}
 	if failure != "" {
 		first = &scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: failure}}
 	}
-	if !writeEvent(w, ct, first) || failure != "" {
+	fm.mu.Lock()
+	edit := fm.editJSON
+	fm.mu.Unlock()
+	if !writeEventEdited(w, ct, first, edit) || failure != "" {
 		return
 	}
 	for {
 		select {
 		case e := <-s.events:
-			if !writeEvent(w, ct, e) {
+			if !writeEventEdited(w, ct, e, edit) {
 				return
 			}
 		case <-s.closing:
@@ -175,10 +190,18 @@ func (fm *fakeMaster) subscribe(w http.ResponseWriter, r *http.Request, ct strin
 }
 
 func writeEvent(w http.ResponseWriter, ct string, e *scheduler.Event) bool {
+	return writeEventEdited(w, ct, e, nil)
+}
+
+// writeEventEdited writes e, its JSON passed through edit when set.
+func writeEventEdited(w http.ResponseWriter, ct string, e *scheduler.Event, edit func([]byte) []byte) bool {
 	var b []byte
 	var err error
 	if ct == "application/json" {
 		b, err = json.Marshal(e)
+		if err == nil && edit != nil {
+			b = edit(b)
+		}
 	} else {
 		b, err = e.Marshal()
 	}
@@ -267,79 +290,39 @@ func (fm *fakeMaster) waitCalls(t scheduler.Call_Type, n int) []recorded {
 // eventually polls cond for up to 10 s of real time.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	waitfor.True(t, 10*time.Second, what, cond)
+}
+
+// controlBarrier waits until the Conn's control loop has run two more
+// steps, each started by a demand change whose call (REVIVE or SUPPRESS)
+// it sends first: once the second change's call arrives, every call of
+// the step before it has been sent (one goroutine sends them in order),
+// also one due after a clock advance made before the barrier.
+func controlBarrier(t *testing.T, c *Conn, fm *fakeMaster) {
+	t.Helper()
+	for range 2 {
+		on := !c.Demand()
+		typ := scheduler.Call_SUPPRESS
+		if on {
+			typ = scheduler.Call_REVIVE
 		}
-		time.Sleep(2 * time.Millisecond)
+		n := len(fm.callsOf(typ))
+		c.SetDemand(on)
+		fm.waitCalls(typ, n+1)
 	}
 }
 
-// fakeClock is a manual clock.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []*waiter
-}
+// fakeClock is the shared manual clock (clock.Fake's doc says why
+// testing/synctest cannot serve these tests: the Conn talks HTTP to a fake
+// master on loopback TCP).
+type fakeClock = clock.Fake
 
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) After(d time.Duration) <-chan time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- f.now
-		return ch
-	}
-	f.waiters = append(f.waiters, &waiter{at: f.now.Add(d), ch: ch})
-	return ch
-}
-
-// Advance moves time forward and fires every timer that is due.
-func (f *fakeClock) Advance(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
-	kept := f.waiters[:0]
-	for _, w := range f.waiters {
-		if w.at.After(f.now) {
-			kept = append(kept, w)
-			continue
-		}
-		w.ch <- f.now
-	}
-	f.waiters = kept
-}
-
-// hasWaiter reports whether a timer is set to fire exactly d from now.
-func (f *fakeClock) hasWaiter(d time.Duration) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, w := range f.waiters {
-		if w.at.Sub(f.now) == d {
-			return true
-		}
-	}
-	return false
-}
+func newFakeClock() *fakeClock { return clock.NewFake(time.Time{}) }
 
 // advanceWhenWaiting waits until some goroutine waits exactly d, then advances by d.
-func (f *fakeClock) advanceWhenWaiting(t *testing.T, d time.Duration) {
+func advanceWhenWaiting(t *testing.T, f *fakeClock, d time.Duration) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("a timer of %s", d), func() bool { return f.hasWaiter(d) })
+	eventually(t, fmt.Sprintf("a timer of %s", d), func() bool { return f.HasPending(d) })
 	f.Advance(d)
 }
 

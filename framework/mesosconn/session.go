@@ -14,17 +14,54 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/flint-mesos/flint/framework/drivermetrics"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
 )
 
 // session is one SUBSCRIBE stream.
 type session struct {
-	leader detector.Leader
 	active chan struct{} // an event arrived
 
 	mu        sync.Mutex
+	leader    detector.Leader // the leader the session follows
+	masterID  string          // the master that answered SUBSCRIBED ("" before)
 	heartbeat time.Duration
 	reason    error // why the Conn closed the stream itself
+}
+
+// follows reports whether the session still talks to the leading master
+// now. A leader change the detector reports is no reason to end a stream
+// with the master it names: a ZooKeeper-backed Mesos master that restarts
+// answers 307 while ZooKeeper still names its dead predecessor, then wins
+// the election under a new id, and the driver's SUBSCRIBE, following the
+// redirects, may reach it before the detector has caught up. So the
+// session judges by the id of the master that answered SUBSCRIBED; before
+// that answer it cannot judge, and session checks again when it arrives.
+func (s *session) follows(now detector.Leader) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case now.Same(s.leader):
+		return true
+	case s.masterID == "":
+		return true // judged when SUBSCRIBED arrives
+	case now.ID != "" && now.ID == s.masterID:
+		s.leader = now
+		return true
+	}
+	return false
+}
+
+func (s *session) subscribedTo(masterID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.masterID = masterID
+}
+
+func (s *session) followed() detector.Leader {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leader
 }
 
 func (s *session) window(missed int) time.Duration {
@@ -113,6 +150,10 @@ func (c *Conn) session(l detector.Leader) error {
 			return err
 		}
 		if e.GetType() == scheduler.Event_SUBSCRIBED {
+			if err := c.checkLeader(s, e.GetSubscribed().GetMasterInfo().GetID()); err != nil {
+				c.dropCaller(caller)
+				return err
+			}
 			subscribed = true
 			if hb := e.GetSubscribed().GetHeartbeatIntervalSeconds(); hb > 0 {
 				s.mu.Lock()
@@ -138,21 +179,35 @@ func (c *Conn) watchdog(ctx context.Context, s *session, stream io.Closer) {
 			return
 		case <-s.active:
 		case <-c.clock.After(window):
-			s.fail(fmt.Errorf("%w (%s from %s)", ErrHeartbeatTimeout, window, s.leader.Addr))
+			s.fail(fmt.Errorf("%w (%s from %s)", ErrHeartbeatTimeout, window, s.followed().Addr))
 			stream.Close()
 			return
 		case <-c.leaderCh:
 			c.mu.Lock()
 			now := c.leader
 			c.mu.Unlock()
-			if !now.Same(s.leader) {
-				s.fail(fmt.Errorf("%w: %s → %q", ErrLeaderChanged, s.leader.Addr, now.Addr))
+			if was := s.followed(); !s.follows(now) {
+				s.fail(fmt.Errorf("%w: %s (%s) → %q (%s)", ErrLeaderChanged, was.Addr, was.ID, now.Addr, now.ID))
 				stream.Close()
 				notify(c.leaderCh) // let run() skip its backoff for the new leader
 				return
 			}
 		}
 	}
+}
+
+// checkLeader records which master answered SUBSCRIBED and ends the
+// session when another master leads by now.
+func (c *Conn) checkLeader(s *session, masterID string) error {
+	s.subscribedTo(masterID)
+	c.mu.Lock()
+	now := c.leader
+	c.mu.Unlock()
+	if !s.follows(now) {
+		notify(c.leaderCh) // let run() skip its backoff for the new leader
+		return fmt.Errorf("%w: subscribed to master %s, but %s (%s) leads now", ErrLeaderChanged, masterID, now.Addr, now.ID)
+	}
+	return nil
 }
 
 func (c *Conn) dropCaller(caller calls.Caller) {
@@ -172,6 +227,7 @@ func (c *Conn) handle(caller calls.Caller, e *scheduler.Event) error {
 		c.mu.Lock()
 		c.lastOffer = c.clock.Now()
 		c.mu.Unlock()
+		drivermetrics.OffersReceived.Add(float64(len(e.GetOffers().GetOffers())))
 		c.h.Offers(e.GetOffers().GetOffers())
 	case scheduler.Event_RESCIND:
 		c.h.Rescinded(e.GetRescind().OfferID)
@@ -223,7 +279,10 @@ func (c *Conn) subscribed(caller calls.Caller, sub *scheduler.Event_Subscribed) 
 	master := c.master
 	c.mu.Unlock()
 	c.backoff.Reset()
-	c.log.Infof("mesosconn: subscribed as framework %s to master %s (resubscribed: %v)", id, master.GetID(), re)
+	c.log.Debugf("mesosconn: subscribed as framework %s to master %s (resubscribed: %v)", id, master.GetID(), re)
+	if re {
+		drivermetrics.Resubscriptions.Inc()
+	}
 	c.h.Subscribed(id, master, re)
 	if err := c.send(calls.Reconcile()); err != nil {
 		c.log.WithError(err).Warn("mesosconn: implicit reconciliation")
@@ -241,6 +300,13 @@ func (c *Conn) ack(st mesos.TaskStatus) {
 		return
 	}
 	if err := c.send(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID)); err != nil {
+		if c.isStopping() || c.ctx.Err() != nil {
+			// Updates racing our TEARDOWN: the master has forgotten the
+			// framework ("Framework cannot be found") or the call was
+			// cancelled. Nothing is lost; nothing to say.
+			c.log.WithError(err).Debugf("mesosconn: acknowledging %s of task %s while stopping", st.State, st.TaskID.Value)
+			return
+		}
 		c.log.WithError(err).Warnf("mesosconn: acknowledging %s of task %s (the master will resend it)", st.State, st.TaskID.Value)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -223,36 +224,44 @@ func TestPlainMode(t *testing.T) {
 	}
 }
 
+// The bar's real time.Ticker drives it (in a synctest bubble, on the fake
+// clock); after Stop, a thousand intervals pass without a poll.
 func TestRealTickerAndIdempotentStop(t *testing.T) {
-	var mu sync.Mutex
-	polls := 0
-	var out syncBuffer
-	b := New(&out, func() []StageStatus {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		polls := 0
+		var out syncBuffer
+		b := New(&out, func() []StageStatus {
+			mu.Lock()
+			defer mu.Unlock()
+			polls++
+			return []StageStatus{{StageID: 0, NumTasks: 2, Active: 1}}
+		}, Options{Terminal: true, Width: 30, Interval: time.Millisecond, FirstDelay: time.Nanosecond})
+		b.Start()
+		b.Start()
+		for range 1000 { // the bar's own time.Ticker, on the bubble's fake clock
+			if strings.Contains(out.String(), "(0 + 1) / 2]") {
+				break
+			}
+			<-time.After(time.Millisecond)
+			synctest.Wait()
+		}
+		b.Stop()
+		b.Stop()
+		if !strings.Contains(out.String(), "[Stage 0:>") {
+			t.Fatalf("bar never drawn: %q", out.String())
+		}
+		mu.Lock()
+		n := polls
+		mu.Unlock()
+		<-time.After(time.Second) // a thousand intervals of fake time
+		synctest.Wait()
 		mu.Lock()
 		defer mu.Unlock()
-		polls++
-		return []StageStatus{{StageID: 0, NumTasks: 2, Active: 1}}
-	}, Options{Terminal: true, Width: 30, Interval: time.Millisecond, FirstDelay: time.Nanosecond})
-	b.Start()
-	b.Start()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "(0 + 1) / 2]") && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	b.Stop()
-	b.Stop()
-	if !strings.Contains(out.String(), "[Stage 0:>") {
-		t.Fatalf("bar never drawn: %q", out.String())
-	}
-	mu.Lock()
-	n := polls
-	mu.Unlock()
-	time.Sleep(10 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	if polls != n {
-		t.Errorf("polling continued after Stop")
-	}
+		if polls != n {
+			t.Errorf("polling continued after Stop")
+		}
+	})
 }
 
 func TestStopWithoutStart(t *testing.T) {

@@ -24,7 +24,7 @@
 //	Explain(taskSetID, index, now)        → Explanation
 //
 // The same inputs with the same seeded *rand.Rand give the same outputs. The
-// type is not safe for concurrent use: the driver wraps it with a mutex.
+// type is not safe for concurrent use: one goroutine, the driver loop, owns it.
 // Status updates may be delivered more than once; updates for unknown or
 // ended attempts are ignored.
 //

@@ -63,6 +63,8 @@ func (s *TaskScheduler) Explain(taskSetID string, index int, now time.Time) Expl
 		return Explanation{Reason: ReasonSucceeded, Detail: "task succeeded"}
 	case m.aborted:
 		return Explanation{Reason: ReasonZombie, Detail: "task set aborted: " + m.abortReason}
+	case m.fetchFailed && !m.finished:
+		return Explanation{Reason: ReasonZombie, Detail: "a task of this stage attempt failed to fetch shuffle data: no more launches, the stage is resubmitted"}
 	case m.zombie:
 		return Explanation{Reason: ReasonZombie, Detail: "task set finished"}
 	case m.copies[i] > 0:

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -171,12 +172,12 @@ func (r *goldenRunner) run(tok []string) []string {
 	case "config":
 		r.configure(args)
 	case "pool":
-		mode, err := ParseSchedulingMode(orDefault(args["mode"], "FIFO"))
+		mode, err := ParseSchedulingMode(cmp.Or(args["mode"], "FIFO"))
 		if err != nil {
 			r.fatalf("%v", err)
 		}
 		r.pools = append(r.pools, PoolConfig{Name: args["name"], Mode: mode,
-			Weight: r.num(orDefault(args["weight"], "1")), MinShare: r.num(orDefault(args["minShare"], "0"))})
+			Weight: r.num(cmp.Or(args["weight"], "1")), MinShare: r.num(cmp.Or(args["minShare"], "0"))})
 	case "submit":
 		return r.submit(args, pos)
 	case "offer":
@@ -202,13 +203,6 @@ func (r *goldenRunner) run(tok []string) []string {
 		r.fatalf("unknown step %q", tok[0])
 	}
 	return nil
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 func contains(s []string, x string) bool {

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -52,8 +53,8 @@ func (r *goldenRunner) configure(a map[string]string) {
 // submit: submit ID job=N stage=N [attempt=N] [pool=P] (tasks=N | prefs=L|L|...)
 // where each L is "-" (no preference) or comma-separated host or exec@host.
 func (r *goldenRunner) submit(a map[string]string, pos []string) []string {
-	ts := TaskSet{ID: pos[0], JobID: int64(r.num(orDefault(a["job"], "0"))), StageID: r.num(orDefault(a["stage"], "0")),
-		StageAttempt: r.num(orDefault(a["attempt"], "0")), Pool: a["pool"]}
+	ts := TaskSet{ID: pos[0], JobID: int64(r.num(cmp.Or(a["job"], "0"))), StageID: r.num(cmp.Or(a["stage"], "0")),
+		StageAttempt: r.num(cmp.Or(a["attempt"], "0")), Pool: a["pool"]}
 	if n, ok := a["tasks"]; ok {
 		ts.Tasks = make([]TaskSpec, r.num(n))
 	}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -145,9 +146,7 @@ func (s *TaskScheduler) Submit(ts TaskSet, now time.Time) error {
 	p := s.fifo
 	if s.cfg.Mode == FAIR {
 		name := ts.Pool
-		if name == "" {
-			name = DefaultPoolName
-		}
+		name = cmp.Or(name, DefaultPoolName)
 		if p = s.pools[name]; p == nil {
 			p = s.addPool(PoolConfig{Name: name, Mode: FIFO, Weight: 1})
 		}
@@ -246,10 +245,11 @@ func (s *TaskScheduler) KillTask(id TaskID, reason string) []Event {
 }
 
 // KillTaskSet aborts a task set: running attempts get KillTask events and
-// the set becomes a zombie, removed once they end.
+// the set becomes a zombie, removed once they end. A set that is already a
+// zombie after a fetch failure can still be killed.
 func (s *TaskScheduler) KillTaskSet(taskSetID, reason string) []Event {
 	m := s.sets[taskSetID]
-	if m == nil || m.zombie {
+	if m == nil || m.aborted || m.finished {
 		return nil
 	}
 	return s.abort(m, reason, nil)
@@ -257,7 +257,7 @@ func (s *TaskScheduler) KillTaskSet(taskSetID, reason string) []Event {
 
 // abort makes m a zombie, kills its running attempts and reports why.
 func (s *TaskScheduler) abort(m *taskSetManager, reason string, last *Failure) []Event {
-	if m.zombie {
+	if m.aborted || m.finished {
 		return nil
 	}
 	m.zombie, m.aborted, m.abortReason = true, true, reason

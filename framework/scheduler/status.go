@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -93,6 +94,13 @@ func (s *TaskScheduler) handleSuccess(id TaskID, a attempt, size int64, now time
 func (s *TaskScheduler) handleFailure(id TaskID, a attempt, f Failure, now time.Time) []Event {
 	m, i := a.m, a.index
 	s.endAttempt(id, a)
+	if f.Kind == FetchFailed && !m.zombie {
+		// Spark's TaskSetManager: the stage attempt is over (the DAG core
+		// makes a new one), but running attempts may still finish usefully
+		m.zombie, m.fetchFailed = true, true
+		m.dropHostPending()
+		m.unschedExpiry = time.Time{}
+	}
 	var after []Event
 	if m.flags[i]&fSucceeded == 0 && !m.zombie {
 		after = s.countFailure(m, a, f, now)
@@ -129,8 +137,16 @@ func (s *TaskScheduler) countFailure(m *taskSetManager, a attempt, f Failure, no
 	}
 	m.failures[i]++
 	if int(m.failures[i]) >= s.cfg.MaxTaskFailures {
-		reason := fmt.Sprintf("task %d of stage %d failed %d times, most recent failure: %s", i, m.ts.StageID, m.failures[i], f.Message)
+		reason := fmt.Sprintf("task %d of stage %d failed %s, most recent failure: %s", i, m.ts.StageID, times(int(m.failures[i])), f.Message)
 		ev = append(ev, s.abort(m, reason, &last)...)
 	}
 	return ev
+}
+
+// times is "1 time" or "n times".
+func times(n int) string {
+	if n == 1 {
+		return "1 time"
+	}
+	return strconv.Itoa(n) + " times"
 }

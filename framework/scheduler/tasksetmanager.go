@@ -49,6 +49,7 @@ type taskSetManager struct {
 	succeeded, running int
 	zombie, aborted    bool
 	finished           bool // TaskSetFinished emitted
+	fetchFailed        bool // zombie after a task's fetch failure
 	abortReason        string
 
 	levels     []Level

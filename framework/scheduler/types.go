@@ -92,10 +92,15 @@ const (
 	ExecutorLost                       // the executor went away
 	ResultLost                         // the result could not be fetched
 	LaunchFailed                       // the backend could not start the attempt
+	// FetchFailed: the task could not read a shuffle block. The DAG core
+	// resubmits the map output and then the stage; the task set becomes a
+	// zombie (no more launches, running attempts finish) and the failure
+	// never counts towards MaxTaskFailures.
+	FetchFailed
 )
 
 var failureKindNames = [...]string{"Exception", "Panic", "ResultTooLarge", "DecodeError",
-	"UnknownFunction", "Killed", "ExecutorLost", "ResultLost", "LaunchFailed"}
+	"UnknownFunction", "Killed", "ExecutorLost", "ResultLost", "LaunchFailed", "FetchFailed"}
 
 func (k FailureKind) String() string {
 	if k >= 0 && int(k) < len(failureKindNames) {
@@ -119,7 +124,7 @@ type Failure struct {
 // Config.MaxTaskFailures.
 func (f *Failure) countsTowardsFailures() bool {
 	switch f.Kind {
-	case Killed:
+	case Killed, FetchFailed:
 		return false
 	case ExecutorLost:
 		return f.ExitCausedByApp
@@ -147,6 +152,15 @@ const (
 	KilledState
 	Lost
 )
+
+var stateNames = [...]string{"TASK_RUNNING", "TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_LOST"}
+
+func (s State) String() string {
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
 
 // Update is a status update for one attempt.
 type Update struct {

@@ -11,6 +11,11 @@
 //	var wordCount = task.MustRegister(task.Default(), "wordcount",
 //		func(ctx context.Context, line string) (map[string]int, error) { ... }, nil)
 //
+// A running task reports figures the executor sends the driver with its
+// result through MetricsFrom(ctx): the executor runtime puts a Metrics in
+// every task's context (the dataset layer adds its shuffle writes and
+// reads; they reach the driver's TaskEnd events).
+//
 // Invoke does not recover panics: the executor runtime does, so that it can
 // capture the stack. Errors wrap the sentinels ErrUnknownFunction,
 // ErrDuplicate, ErrDecode and ErrEncode and are prefixed "task: ".

@@ -2,6 +2,8 @@ package task
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,6 +24,9 @@ var (
 	ErrDecode = errors.New("task: decode failed")
 	// ErrEncode: a function's output (or a task's input) could not be encoded.
 	ErrEncode = errors.New("task: encode failed")
+	// ErrFrozen: the registry no longer accepts functions (flint.Main has
+	// started: a function registered now would be missing on executors).
+	ErrFrozen = errors.New("task: registration after the program started")
 )
 
 // maxListedNames bounds how many registered names an ErrUnknownFunction
@@ -59,6 +64,7 @@ type TimedEntry interface {
 type Registry struct {
 	mu      sync.RWMutex
 	entries map[string]Entry
+	frozen  bool
 }
 
 // NewRegistry returns an empty registry.
@@ -104,9 +110,49 @@ func (r *Registry) Names() []string {
 	return names
 }
 
+// Freeze makes r refuse further registrations with ErrFrozen: flint.Main
+// calls it on the default registry before it runs the driver or an
+// executor, so a late registration fails where it happens instead of as a
+// task that executors cannot find.
+func (r *Registry) Freeze() {
+	r.mu.Lock()
+	r.frozen = true
+	r.mu.Unlock()
+}
+
+// Frozen reports whether Freeze was called.
+func (r *Registry) Frozen() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.frozen
+}
+
+// Fingerprint is the hex SHA-256 of the registered names and their codecs,
+// sorted: driver and executors compare it at registration, so an executor
+// whose registrations differ (registered conditionally, another build) is
+// refused before it runs a task.
+func (r *Registry) Fingerprint() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.entries))
+	for n, e := range r.entries {
+		names = append(names, n+"\x00"+e.Codec().Name())
+	}
+	slices.Sort(names)
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 func (r *Registry) add(e Entry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.frozen {
+		return fmt.Errorf("%w: %q: register from init or a package-level var", ErrFrozen, e.Name())
+	}
 	if _, dup := r.entries[e.Name()]; dup {
 		return fmt.Errorf("%w %q", ErrDuplicate, e.Name())
 	}

@@ -234,3 +234,29 @@ func TestConcurrentRegisterLookup(t *testing.T) {
 		t.Errorf("%d names registered, want 16", n)
 	}
 }
+
+func TestFreezeRefusesLateRegistrationAndFingerprintCoversNames(t *testing.T) {
+	r := task.NewRegistry()
+	if _, err := task.Register(r, "a", func(context.Context, int) (int, error) { return 0, nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := r.Fingerprint()
+	other := task.NewRegistry()
+	if other.Fingerprint() == before {
+		t.Fatal("an empty registry has the fingerprint of one with a function")
+	}
+	r.Freeze()
+	_, err := task.Register(r, "b", func(context.Context, int) (int, error) { return 0, nil }, nil)
+	if !errors.Is(err, task.ErrFrozen) || !strings.Contains(err.Error(), `"b"`) {
+		t.Fatalf("late registration: %v, want task.ErrFrozen naming b", err)
+	}
+	if r.Fingerprint() != before || !r.Frozen() {
+		t.Fatal("a refused registration changed the registry")
+	}
+	if _, err := task.Register(other, "a", func(context.Context, int) (int, error) { return 0, nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if other.Fingerprint() != before {
+		t.Fatal("registries with the same functions differ in fingerprint")
+	}
+}

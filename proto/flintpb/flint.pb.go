@@ -126,7 +126,7 @@ func (FailureKind) EnumDescriptor() ([]byte, []int) {
 // FileRef is a file an executor fetches before running a task (Spark's
 // added files and jars, Mesos CommandInfo.URI).
 type FileRef struct {
-	// name is the file name in the task's working directory.
+	// name is the file name in the executor's files directory (TaskContext.File).
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// uri is where to fetch it from (http(s)://, file://, ...).
 	Uri string `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
@@ -138,6 +138,9 @@ type FileRef struct {
 	Executable bool `protobuf:"varint,5,opt,name=executable,proto3" json:"executable,omitempty"`
 	// extract unpacks archives (.tar.gz, .tgz, .zip) after fetching.
 	Extract bool `protobuf:"varint,6,opt,name=extract,proto3" json:"extract,omitempty"`
+	// served marks a file the driver's file server serves: the executor
+	// fetches it with its task's files_token (never sent elsewhere).
+	Served bool `protobuf:"varint,7,opt,name=served,proto3" json:"served,omitempty"`
 }
 
 func (m *FileRef) Reset()         { *m = FileRef{} }
@@ -215,6 +218,13 @@ func (m *FileRef) GetExtract() bool {
 	return false
 }
 
+func (m *FileRef) GetServed() bool {
+	if m != nil {
+		return m.Served
+	}
+	return false
+}
+
 // TaskDescription is everything an executor needs to run one task attempt
 // (Spark's TaskDescription).
 type TaskDescription struct {
@@ -244,6 +254,10 @@ type TaskDescription struct {
 	Speculative bool `protobuf:"varint,15,opt,name=speculative,proto3" json:"speculative,omitempty"`
 	// launch_time_unix_nano is when the driver decided to launch the task.
 	LaunchTimeUnixNano int64 `protobuf:"varint,16,opt,name=launch_time_unix_nano,json=launchTimeUnixNano,proto3" json:"launch_time_unix_nano,omitempty"`
+	// files_token is the credential for the served files among files: a
+	// grant of the driver's file server that opens only the files this
+	// executor was sent, for a few minutes.
+	FilesToken string `protobuf:"bytes,17,opt,name=files_token,json=filesToken,proto3" json:"files_token,omitempty"`
 }
 
 func (m *TaskDescription) Reset()         { *m = TaskDescription{} }
@@ -391,6 +405,13 @@ func (m *TaskDescription) GetLaunchTimeUnixNano() int64 {
 	return 0
 }
 
+func (m *TaskDescription) GetFilesToken() string {
+	if m != nil {
+		return m.FilesToken
+	}
+	return ""
+}
+
 // TaskFailure describes a failed or killed task attempt.
 type TaskFailure struct {
 	Kind    FailureKind `protobuf:"varint,1,opt,name=kind,proto3,enum=flint.v1.FailureKind" json:"kind,omitempty"`
@@ -463,6 +484,20 @@ type TaskMetrics struct {
 	EncodeNanos        int64 `protobuf:"varint,6,opt,name=encode_nanos,json=encodeNanos,proto3" json:"encode_nanos,omitempty"`
 	ResultSize         int64 `protobuf:"varint,7,opt,name=result_size,json=resultSize,proto3" json:"result_size,omitempty"`
 	InputSize          int64 `protobuf:"varint,8,opt,name=input_size,json=inputSize,proto3" json:"input_size,omitempty"`
+	// Shuffle write figures of a map task (Spark's ShuffleWriteMetrics).
+	ShuffleRecordsWritten int64 `protobuf:"varint,9,opt,name=shuffle_records_written,json=shuffleRecordsWritten,proto3" json:"shuffle_records_written,omitempty"`
+	ShuffleBytesWritten   int64 `protobuf:"varint,10,opt,name=shuffle_bytes_written,json=shuffleBytesWritten,proto3" json:"shuffle_bytes_written,omitempty"`
+	ShuffleSpills         int64 `protobuf:"varint,11,opt,name=shuffle_spills,json=shuffleSpills,proto3" json:"shuffle_spills,omitempty"`
+	ShuffleSpillBytes     int64 `protobuf:"varint,12,opt,name=shuffle_spill_bytes,json=shuffleSpillBytes,proto3" json:"shuffle_spill_bytes,omitempty"`
+	ShuffleWriteNanos     int64 `protobuf:"varint,13,opt,name=shuffle_write_nanos,json=shuffleWriteNanos,proto3" json:"shuffle_write_nanos,omitempty"`
+	// Shuffle read figures of a reduce task (Spark's ShuffleReadMetrics):
+	// blocks and bytes read from this host's disk and fetched from other
+	// executors, and the time the task waited for them.
+	ShuffleLocalBlocks    int64 `protobuf:"varint,14,opt,name=shuffle_local_blocks,json=shuffleLocalBlocks,proto3" json:"shuffle_local_blocks,omitempty"`
+	ShuffleRemoteBlocks   int64 `protobuf:"varint,15,opt,name=shuffle_remote_blocks,json=shuffleRemoteBlocks,proto3" json:"shuffle_remote_blocks,omitempty"`
+	ShuffleLocalBytes     int64 `protobuf:"varint,16,opt,name=shuffle_local_bytes,json=shuffleLocalBytes,proto3" json:"shuffle_local_bytes,omitempty"`
+	ShuffleRemoteBytes    int64 `protobuf:"varint,17,opt,name=shuffle_remote_bytes,json=shuffleRemoteBytes,proto3" json:"shuffle_remote_bytes,omitempty"`
+	ShuffleFetchWaitNanos int64 `protobuf:"varint,18,opt,name=shuffle_fetch_wait_nanos,json=shuffleFetchWaitNanos,proto3" json:"shuffle_fetch_wait_nanos,omitempty"`
 }
 
 func (m *TaskMetrics) Reset()         { *m = TaskMetrics{} }
@@ -550,6 +585,76 @@ func (m *TaskMetrics) GetResultSize() int64 {
 func (m *TaskMetrics) GetInputSize() int64 {
 	if m != nil {
 		return m.InputSize
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleRecordsWritten() int64 {
+	if m != nil {
+		return m.ShuffleRecordsWritten
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleBytesWritten() int64 {
+	if m != nil {
+		return m.ShuffleBytesWritten
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleSpills() int64 {
+	if m != nil {
+		return m.ShuffleSpills
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleSpillBytes() int64 {
+	if m != nil {
+		return m.ShuffleSpillBytes
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleWriteNanos() int64 {
+	if m != nil {
+		return m.ShuffleWriteNanos
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleLocalBlocks() int64 {
+	if m != nil {
+		return m.ShuffleLocalBlocks
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleRemoteBlocks() int64 {
+	if m != nil {
+		return m.ShuffleRemoteBlocks
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleLocalBytes() int64 {
+	if m != nil {
+		return m.ShuffleLocalBytes
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleRemoteBytes() int64 {
+	if m != nil {
+		return m.ShuffleRemoteBytes
+	}
+	return 0
+}
+
+func (m *TaskMetrics) GetShuffleFetchWaitNanos() int64 {
+	if m != nil {
+		return m.ShuffleFetchWaitNanos
 	}
 	return 0
 }
@@ -1141,11 +1246,11 @@ func (m *RegisterExecutor) GetBatching() bool {
 
 // RegisteredExecutor is the driver's answer to RegisterExecutor.
 type RegisteredExecutor struct {
-	DriverId               string            `protobuf:"bytes,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
-	Properties             map[string]string `protobuf:"bytes,2,rep,name=properties,proto3" json:"properties,omitempty" protobuf_key:"bytes,1,opt,name=key,proto3" protobuf_val:"bytes,2,opt,name=value,proto3"`
-	HeartbeatIntervalNanos int64             `protobuf:"varint,3,opt,name=heartbeat_interval_nanos,json=heartbeatIntervalNanos,proto3" json:"heartbeat_interval_nanos,omitempty"`
+	DriverId               string `protobuf:"bytes,1,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	HeartbeatIntervalNanos int64  `protobuf:"varint,3,opt,name=heartbeat_interval_nanos,json=heartbeatIntervalNanos,proto3" json:"heartbeat_interval_nanos,omitempty"`
 	// batching: the driver understands ExecutorMessage.status_updates.
-	Batching bool `protobuf:"varint,4,opt,name=batching,proto3" json:"batching,omitempty"`
+	Batching bool              `protobuf:"varint,4,opt,name=batching,proto3" json:"batching,omitempty"`
+	Settings *ExecutorSettings `protobuf:"bytes,5,opt,name=settings,proto3" json:"settings,omitempty"`
 }
 
 func (m *RegisteredExecutor) Reset()         { *m = RegisteredExecutor{} }
@@ -1188,13 +1293,6 @@ func (m *RegisteredExecutor) GetDriverId() string {
 	return ""
 }
 
-func (m *RegisteredExecutor) GetProperties() map[string]string {
-	if m != nil {
-		return m.Properties
-	}
-	return nil
-}
-
 func (m *RegisteredExecutor) GetHeartbeatIntervalNanos() int64 {
 	if m != nil {
 		return m.HeartbeatIntervalNanos
@@ -1205,6 +1303,184 @@ func (m *RegisteredExecutor) GetHeartbeatIntervalNanos() int64 {
 func (m *RegisteredExecutor) GetBatching() bool {
 	if m != nil {
 		return m.Batching
+	}
+	return false
+}
+
+func (m *RegisteredExecutor) GetSettings() *ExecutorSettings {
+	if m != nil {
+		return m.Settings
+	}
+	return nil
+}
+
+// ExecutorSettings is what the driver tells an executor of either mode
+// about the application: coarse executors receive it in
+// RegisteredExecutor, fine ones in ExecutorInfo.data (proto/contract
+// encodes it there). It can hold secrets (result_secret, job_secrets, the
+// shuffle token): never log it whole.
+type ExecutorSettings struct {
+	// version is contract.SettingsVersion; an executor refuses others.
+	Version uint32 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	// task_cpus is flint.task.cpus, for tasks that carry no cpus.
+	TaskCpus int32 `protobuf:"varint,2,opt,name=task_cpus,json=taskCpus,proto3" json:"task_cpus,omitempty"`
+	// max_result_size is flint.driver.maxResultSize in bytes (0: unlimited).
+	MaxResultSize int64 `protobuf:"varint,3,opt,name=max_result_size,json=maxResultSize,proto3" json:"max_result_size,omitempty"`
+	// max_direct_result_size is the largest result sent inline, in bytes.
+	MaxDirectResultSize int64 `protobuf:"varint,4,opt,name=max_direct_result_size,json=maxDirectResultSize,proto3" json:"max_direct_result_size,omitempty"`
+	// shuffle is the executor's shuffle settings (shuffleenv.Properties, the
+	// application's shuffle token among them); empty: no shuffle.
+	Shuffle map[string]string `protobuf:"bytes,5,rep,name=shuffle,proto3" json:"shuffle,omitempty" protobuf_key:"bytes,1,opt,name=key,proto3" protobuf_val:"bytes,2,opt,name=value,proto3"`
+	// job_settings and job_secrets are every flint.* setting of the job but
+	// the driver's credentials (executor/jobconf), secret ones apart.
+	JobSettings map[string]string `protobuf:"bytes,6,rep,name=job_settings,json=jobSettings,proto3" json:"job_settings,omitempty" protobuf_key:"bytes,1,opt,name=key,proto3" protobuf_val:"bytes,2,opt,name=value,proto3"`
+	JobSecrets  map[string]string `protobuf:"bytes,7,rep,name=job_secrets,json=jobSecrets,proto3" json:"job_secrets,omitempty" protobuf_key:"bytes,1,opt,name=key,proto3" protobuf_val:"bytes,2,opt,name=value,proto3"`
+	// The fine executor's own settings (coarse ones get these in their
+	// environment):
+	// result_secret authenticates the driver to the executor's result server.
+	ResultSecret string `protobuf:"bytes,8,opt,name=result_secret,json=resultSecret,proto3" json:"result_secret,omitempty"`
+	// driver_host is the driver's host; the result server listens on the
+	// local address that routes to it.
+	DriverHost string `protobuf:"bytes,9,opt,name=driver_host,json=driverHost,proto3" json:"driver_host,omitempty"`
+	// idle_timeout_nanos ends the executor after this long without tasks (0: never).
+	IdleTimeoutNanos int64 `protobuf:"varint,10,opt,name=idle_timeout_nanos,json=idleTimeoutNanos,proto3" json:"idle_timeout_nanos,omitempty"`
+	// log_level and log_format are flint.log.level and flint.log.format.
+	LogLevel  string `protobuf:"bytes,11,opt,name=log_level,json=logLevel,proto3" json:"log_level,omitempty"`
+	LogFormat string `protobuf:"bytes,12,opt,name=log_format,json=logFormat,proto3" json:"log_format,omitempty"`
+	// driver_id names the driver (the Mesos framework id) in logs.
+	DriverId string `protobuf:"bytes,13,opt,name=driver_id,json=driverId,proto3" json:"driver_id,omitempty"`
+	// results_tls serves results over TLS with a self-signed certificate
+	// whose SHA-256 travels in contract.LabelResultsPin.
+	ResultsTls bool `protobuf:"varint,14,opt,name=results_tls,json=resultsTls,proto3" json:"results_tls,omitempty"`
+}
+
+func (m *ExecutorSettings) Reset()         { *m = ExecutorSettings{} }
+func (m *ExecutorSettings) String() string { return proto.CompactTextString(m) }
+func (*ExecutorSettings) ProtoMessage()    {}
+func (*ExecutorSettings) Descriptor() ([]byte, []int) {
+	return fileDescriptor_ada571e55b264ab9, []int{13}
+}
+func (m *ExecutorSettings) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *ExecutorSettings) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_ExecutorSettings.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *ExecutorSettings) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_ExecutorSettings.Merge(m, src)
+}
+func (m *ExecutorSettings) XXX_Size() int {
+	return m.Size()
+}
+func (m *ExecutorSettings) XXX_DiscardUnknown() {
+	xxx_messageInfo_ExecutorSettings.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_ExecutorSettings proto.InternalMessageInfo
+
+func (m *ExecutorSettings) GetVersion() uint32 {
+	if m != nil {
+		return m.Version
+	}
+	return 0
+}
+
+func (m *ExecutorSettings) GetTaskCpus() int32 {
+	if m != nil {
+		return m.TaskCpus
+	}
+	return 0
+}
+
+func (m *ExecutorSettings) GetMaxResultSize() int64 {
+	if m != nil {
+		return m.MaxResultSize
+	}
+	return 0
+}
+
+func (m *ExecutorSettings) GetMaxDirectResultSize() int64 {
+	if m != nil {
+		return m.MaxDirectResultSize
+	}
+	return 0
+}
+
+func (m *ExecutorSettings) GetShuffle() map[string]string {
+	if m != nil {
+		return m.Shuffle
+	}
+	return nil
+}
+
+func (m *ExecutorSettings) GetJobSettings() map[string]string {
+	if m != nil {
+		return m.JobSettings
+	}
+	return nil
+}
+
+func (m *ExecutorSettings) GetJobSecrets() map[string]string {
+	if m != nil {
+		return m.JobSecrets
+	}
+	return nil
+}
+
+func (m *ExecutorSettings) GetResultSecret() string {
+	if m != nil {
+		return m.ResultSecret
+	}
+	return ""
+}
+
+func (m *ExecutorSettings) GetDriverHost() string {
+	if m != nil {
+		return m.DriverHost
+	}
+	return ""
+}
+
+func (m *ExecutorSettings) GetIdleTimeoutNanos() int64 {
+	if m != nil {
+		return m.IdleTimeoutNanos
+	}
+	return 0
+}
+
+func (m *ExecutorSettings) GetLogLevel() string {
+	if m != nil {
+		return m.LogLevel
+	}
+	return ""
+}
+
+func (m *ExecutorSettings) GetLogFormat() string {
+	if m != nil {
+		return m.LogFormat
+	}
+	return ""
+}
+
+func (m *ExecutorSettings) GetDriverId() string {
+	if m != nil {
+		return m.DriverId
+	}
+	return ""
+}
+
+func (m *ExecutorSettings) GetResultsTls() bool {
+	if m != nil {
+		return m.ResultsTls
 	}
 	return false
 }
@@ -1221,7 +1497,7 @@ func (m *Heartbeat) Reset()         { *m = Heartbeat{} }
 func (m *Heartbeat) String() string { return proto.CompactTextString(m) }
 func (*Heartbeat) ProtoMessage()    {}
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return fileDescriptor_ada571e55b264ab9, []int{13}
+	return fileDescriptor_ada571e55b264ab9, []int{14}
 }
 func (m *Heartbeat) XXX_Unmarshal(b []byte) error {
 	return m.Unmarshal(b)
@@ -1291,7 +1567,7 @@ func (m *KillTask) Reset()         { *m = KillTask{} }
 func (m *KillTask) String() string { return proto.CompactTextString(m) }
 func (*KillTask) ProtoMessage()    {}
 func (*KillTask) Descriptor() ([]byte, []int) {
-	return fileDescriptor_ada571e55b264ab9, []int{14}
+	return fileDescriptor_ada571e55b264ab9, []int{15}
 }
 func (m *KillTask) XXX_Unmarshal(b []byte) error {
 	return m.Unmarshal(b)
@@ -1350,7 +1626,7 @@ func (m *StopExecutor) Reset()         { *m = StopExecutor{} }
 func (m *StopExecutor) String() string { return proto.CompactTextString(m) }
 func (*StopExecutor) ProtoMessage()    {}
 func (*StopExecutor) Descriptor() ([]byte, []int) {
-	return fileDescriptor_ada571e55b264ab9, []int{15}
+	return fileDescriptor_ada571e55b264ab9, []int{16}
 }
 func (m *StopExecutor) XXX_Unmarshal(b []byte) error {
 	return m.Unmarshal(b)
@@ -1398,7 +1674,7 @@ func (m *FetchResult) Reset()         { *m = FetchResult{} }
 func (m *FetchResult) String() string { return proto.CompactTextString(m) }
 func (*FetchResult) ProtoMessage()    {}
 func (*FetchResult) Descriptor() ([]byte, []int) {
-	return fileDescriptor_ada571e55b264ab9, []int{16}
+	return fileDescriptor_ada571e55b264ab9, []int{17}
 }
 func (m *FetchResult) XXX_Unmarshal(b []byte) error {
 	return m.Unmarshal(b)
@@ -1466,7 +1742,7 @@ func (m *ResultBlock) Reset()         { *m = ResultBlock{} }
 func (m *ResultBlock) String() string { return proto.CompactTextString(m) }
 func (*ResultBlock) ProtoMessage()    {}
 func (*ResultBlock) Descriptor() ([]byte, []int) {
-	return fileDescriptor_ada571e55b264ab9, []int{17}
+	return fileDescriptor_ada571e55b264ab9, []int{18}
 }
 func (m *ResultBlock) XXX_Unmarshal(b []byte) error {
 	return m.Unmarshal(b)
@@ -1553,7 +1829,7 @@ func (m *ReleaseResult) Reset()         { *m = ReleaseResult{} }
 func (m *ReleaseResult) String() string { return proto.CompactTextString(m) }
 func (*ReleaseResult) ProtoMessage()    {}
 func (*ReleaseResult) Descriptor() ([]byte, []int) {
-	return fileDescriptor_ada571e55b264ab9, []int{18}
+	return fileDescriptor_ada571e55b264ab9, []int{19}
 }
 func (m *ReleaseResult) XXX_Unmarshal(b []byte) error {
 	return m.Unmarshal(b)
@@ -1589,6 +1865,70 @@ func (m *ReleaseResult) GetBlockId() string {
 	return ""
 }
 
+// ReleaseShuffle tells the executor the driver no longer tracks a
+// shuffle's map outputs: it deletes their files. With all set it releases
+// every shuffle of the namespace (the dataset layer keeps one namespace per
+// run); namespace "" is the executor's own shuffle ids.
+type ReleaseShuffle struct {
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	ShuffleId int64  `protobuf:"varint,2,opt,name=shuffle_id,json=shuffleId,proto3" json:"shuffle_id,omitempty"`
+	All       bool   `protobuf:"varint,3,opt,name=all,proto3" json:"all,omitempty"`
+}
+
+func (m *ReleaseShuffle) Reset()         { *m = ReleaseShuffle{} }
+func (m *ReleaseShuffle) String() string { return proto.CompactTextString(m) }
+func (*ReleaseShuffle) ProtoMessage()    {}
+func (*ReleaseShuffle) Descriptor() ([]byte, []int) {
+	return fileDescriptor_ada571e55b264ab9, []int{20}
+}
+func (m *ReleaseShuffle) XXX_Unmarshal(b []byte) error {
+	return m.Unmarshal(b)
+}
+func (m *ReleaseShuffle) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	if deterministic {
+		return xxx_messageInfo_ReleaseShuffle.Marshal(b, m, deterministic)
+	} else {
+		b = b[:cap(b)]
+		n, err := m.MarshalToSizedBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
+}
+func (m *ReleaseShuffle) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_ReleaseShuffle.Merge(m, src)
+}
+func (m *ReleaseShuffle) XXX_Size() int {
+	return m.Size()
+}
+func (m *ReleaseShuffle) XXX_DiscardUnknown() {
+	xxx_messageInfo_ReleaseShuffle.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_ReleaseShuffle proto.InternalMessageInfo
+
+func (m *ReleaseShuffle) GetNamespace() string {
+	if m != nil {
+		return m.Namespace
+	}
+	return ""
+}
+
+func (m *ReleaseShuffle) GetShuffleId() int64 {
+	if m != nil {
+		return m.ShuffleId
+	}
+	return 0
+}
+
+func (m *ReleaseShuffle) GetAll() bool {
+	if m != nil {
+		return m.All
+	}
+	return false
+}
+
 // DriverMessage is what the driver sends an executor on the coarse-grained
 // stream.
 type DriverMessage struct {
@@ -1603,6 +1943,7 @@ type DriverMessage struct {
 	//	*DriverMessage_Ack
 	//	*DriverMessage_LaunchTasks
 	//	*DriverMessage_Acks
+	//	*DriverMessage_ReleaseShuffle
 	Message isDriverMessage_Message `protobuf_oneof:"message"`
 }
 
@@ -1610,7 +1951,7 @@ func (m *DriverMessage) Reset()         { *m = DriverMessage{} }
 func (m *DriverMessage) String() string { return proto.CompactTextString(m) }
 func (*DriverMessage) ProtoMessage()    {}
 func (*DriverMessage) Descriptor() ([]byte, []int) {
-	return fileDescriptor_ada571e55b264ab9, []int{19}
+	return fileDescriptor_ada571e55b264ab9, []int{21}
 }
 func (m *DriverMessage) XXX_Unmarshal(b []byte) error {
 	return m.Unmarshal(b)
@@ -1672,16 +2013,20 @@ type DriverMessage_LaunchTasks struct {
 type DriverMessage_Acks struct {
 	Acks *StatusUpdateAcks `protobuf:"bytes,9,opt,name=acks,proto3,oneof" json:"acks,omitempty"`
 }
+type DriverMessage_ReleaseShuffle struct {
+	ReleaseShuffle *ReleaseShuffle `protobuf:"bytes,10,opt,name=release_shuffle,json=releaseShuffle,proto3,oneof" json:"release_shuffle,omitempty"`
+}
 
-func (*DriverMessage_Registered) isDriverMessage_Message()    {}
-func (*DriverMessage_LaunchTask) isDriverMessage_Message()    {}
-func (*DriverMessage_KillTask) isDriverMessage_Message()      {}
-func (*DriverMessage_StopExecutor) isDriverMessage_Message()  {}
-func (*DriverMessage_FetchResult) isDriverMessage_Message()   {}
-func (*DriverMessage_ReleaseResult) isDriverMessage_Message() {}
-func (*DriverMessage_Ack) isDriverMessage_Message()           {}
-func (*DriverMessage_LaunchTasks) isDriverMessage_Message()   {}
-func (*DriverMessage_Acks) isDriverMessage_Message()          {}
+func (*DriverMessage_Registered) isDriverMessage_Message()     {}
+func (*DriverMessage_LaunchTask) isDriverMessage_Message()     {}
+func (*DriverMessage_KillTask) isDriverMessage_Message()       {}
+func (*DriverMessage_StopExecutor) isDriverMessage_Message()   {}
+func (*DriverMessage_FetchResult) isDriverMessage_Message()    {}
+func (*DriverMessage_ReleaseResult) isDriverMessage_Message()  {}
+func (*DriverMessage_Ack) isDriverMessage_Message()            {}
+func (*DriverMessage_LaunchTasks) isDriverMessage_Message()    {}
+func (*DriverMessage_Acks) isDriverMessage_Message()           {}
+func (*DriverMessage_ReleaseShuffle) isDriverMessage_Message() {}
 
 func (m *DriverMessage) GetMessage() isDriverMessage_Message {
 	if m != nil {
@@ -1753,6 +2098,13 @@ func (m *DriverMessage) GetAcks() *StatusUpdateAcks {
 	return nil
 }
 
+func (m *DriverMessage) GetReleaseShuffle() *ReleaseShuffle {
+	if x, ok := m.GetMessage().(*DriverMessage_ReleaseShuffle); ok {
+		return x.ReleaseShuffle
+	}
+	return nil
+}
+
 // XXX_OneofWrappers is for the internal use of the proto package.
 func (*DriverMessage) XXX_OneofWrappers() []interface{} {
 	return []interface{}{
@@ -1765,6 +2117,7 @@ func (*DriverMessage) XXX_OneofWrappers() []interface{} {
 		(*DriverMessage_Ack)(nil),
 		(*DriverMessage_LaunchTasks)(nil),
 		(*DriverMessage_Acks)(nil),
+		(*DriverMessage_ReleaseShuffle)(nil),
 	}
 }
 
@@ -1785,7 +2138,7 @@ func (m *ExecutorMessage) Reset()         { *m = ExecutorMessage{} }
 func (m *ExecutorMessage) String() string { return proto.CompactTextString(m) }
 func (*ExecutorMessage) ProtoMessage()    {}
 func (*ExecutorMessage) Descriptor() ([]byte, []int) {
-	return fileDescriptor_ada571e55b264ab9, []int{20}
+	return fileDescriptor_ada571e55b264ab9, []int{22}
 }
 func (m *ExecutorMessage) XXX_Unmarshal(b []byte) error {
 	return m.Unmarshal(b)
@@ -1913,13 +2266,17 @@ func init() {
 	proto.RegisterType((*RegisterExecutor)(nil), "flint.v1.RegisterExecutor")
 	proto.RegisterMapType((map[string]string)(nil), "flint.v1.RegisterExecutor.AttributesEntry")
 	proto.RegisterType((*RegisteredExecutor)(nil), "flint.v1.RegisteredExecutor")
-	proto.RegisterMapType((map[string]string)(nil), "flint.v1.RegisteredExecutor.PropertiesEntry")
+	proto.RegisterType((*ExecutorSettings)(nil), "flint.v1.ExecutorSettings")
+	proto.RegisterMapType((map[string]string)(nil), "flint.v1.ExecutorSettings.JobSecretsEntry")
+	proto.RegisterMapType((map[string]string)(nil), "flint.v1.ExecutorSettings.JobSettingsEntry")
+	proto.RegisterMapType((map[string]string)(nil), "flint.v1.ExecutorSettings.ShuffleEntry")
 	proto.RegisterType((*Heartbeat)(nil), "flint.v1.Heartbeat")
 	proto.RegisterType((*KillTask)(nil), "flint.v1.KillTask")
 	proto.RegisterType((*StopExecutor)(nil), "flint.v1.StopExecutor")
 	proto.RegisterType((*FetchResult)(nil), "flint.v1.FetchResult")
 	proto.RegisterType((*ResultBlock)(nil), "flint.v1.ResultBlock")
 	proto.RegisterType((*ReleaseResult)(nil), "flint.v1.ReleaseResult")
+	proto.RegisterType((*ReleaseShuffle)(nil), "flint.v1.ReleaseShuffle")
 	proto.RegisterType((*DriverMessage)(nil), "flint.v1.DriverMessage")
 	proto.RegisterType((*ExecutorMessage)(nil), "flint.v1.ExecutorMessage")
 }
@@ -1927,129 +2284,163 @@ func init() {
 func init() { proto.RegisterFile("flint.proto", fileDescriptor_ada571e55b264ab9) }
 
 var fileDescriptor_ada571e55b264ab9 = []byte{
-	// 1942 bytes of a gzipped FileDescriptorProto
-	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xa4, 0x58, 0x5f, 0x73, 0xdb, 0xc6,
-	0x11, 0x27, 0xf8, 0x1f, 0x0b, 0x52, 0xa2, 0xcf, 0xb6, 0xcc, 0xa8, 0x89, 0xa2, 0xb2, 0x9d, 0x56,
-	0xf6, 0x24, 0x92, 0xcd, 0x4c, 0x33, 0x9e, 0xb4, 0xc9, 0x84, 0x96, 0x28, 0x13, 0x95, 0x42, 0x79,
-	0x4e, 0xe4, 0x34, 0xed, 0x0b, 0x07, 0x24, 0x8e, 0x12, 0x42, 0x08, 0x60, 0x71, 0x07, 0x55, 0xee,
-	0x4c, 0xbf, 0x43, 0x1f, 0xda, 0x8f, 0x90, 0x6f, 0xd1, 0x97, 0xbe, 0xe5, 0xd1, 0x4f, 0x9d, 0x3e,
-	0xb6, 0xf6, 0x67, 0xe8, 0x7b, 0x67, 0xef, 0x0e, 0x20, 0x48, 0x95, 0xd1, 0xb4, 0x7d, 0xe2, 0xed,
-	0xde, 0xee, 0xdd, 0xfe, 0xf9, 0xed, 0xee, 0x81, 0x60, 0x4d, 0x7d, 0x2f, 0x10, 0xfb, 0xf3, 0x28,
-	0x14, 0x21, 0xa9, 0x2a, 0xe2, 0xfa, 0x59, 0xeb, 0xcf, 0x06, 0x54, 0x8e, 0x3d, 0x9f, 0x51, 0x36,
-	0x25, 0x04, 0x8a, 0x81, 0x73, 0xc5, 0x9a, 0xc6, 0xae, 0xb1, 0x67, 0x52, 0xb9, 0x26, 0x0d, 0x28,
-	0xc4, 0x91, 0xd7, 0xcc, 0x4b, 0x16, 0x2e, 0xc9, 0x16, 0x94, 0xf9, 0xa5, 0xd3, 0xfe, 0xd9, 0xa7,
-	0xcd, 0x82, 0x64, 0x6a, 0x0a, 0xb5, 0xb9, 0xf7, 0x7b, 0xd6, 0x2c, 0xee, 0x1a, 0x7b, 0x05, 0x2a,
-	0xd7, 0x64, 0x07, 0x80, 0xdd, 0xb0, 0x49, 0x2c, 0x9c, 0xb1, 0xcf, 0x9a, 0xa5, 0x5d, 0x63, 0xaf,
-	0x4a, 0x33, 0x1c, 0xd2, 0x84, 0x0a, 0xbb, 0x11, 0x91, 0x33, 0x11, 0xcd, 0xb2, 0xdc, 0x4c, 0xc8,
-	0xd6, 0xdf, 0x8a, 0xb0, 0x39, 0x70, 0xf8, 0xec, 0x88, 0xf1, 0x49, 0xe4, 0xcd, 0x85, 0x17, 0x06,
-	0xe4, 0x11, 0x54, 0x84, 0xc3, 0x67, 0x23, 0xcf, 0x95, 0x26, 0x16, 0x69, 0x19, 0x49, 0xdb, 0xc5,
-	0x63, 0x1c, 0x21, 0xd8, 0xd5, 0x5c, 0x48, 0x43, 0x4b, 0x34, 0x21, 0xc9, 0x03, 0x28, 0x79, 0x81,
-	0xcb, 0x6e, 0xa4, 0xad, 0x25, 0xaa, 0x08, 0xb2, 0x03, 0x96, 0x3c, 0x88, 0x33, 0x81, 0x87, 0x15,
-	0xa5, 0x1f, 0x26, 0xb2, 0xce, 0x99, 0xb0, 0x5d, 0xf2, 0x10, 0xca, 0xdf, 0x84, 0x63, 0xdc, 0x2a,
-	0x49, 0x67, 0x4a, 0xdf, 0x84, 0x63, 0xdb, 0x25, 0xef, 0x41, 0x95, 0x0b, 0xe7, 0x82, 0xe1, 0x46,
-	0x59, 0xdd, 0x23, 0x69, 0xdb, 0x25, 0x3f, 0x82, 0xba, 0xda, 0x4a, 0xec, 0xa8, 0xc8, 0xfd, 0x9a,
-	0x64, 0x76, 0xb4, 0x31, 0xdb, 0x50, 0x9d, 0xc6, 0xc1, 0x04, 0x7d, 0x69, 0x56, 0xe5, 0x9d, 0x29,
-	0x8d, 0x86, 0x4e, 0x42, 0x97, 0x4d, 0x9a, 0xa6, 0xdc, 0x50, 0x84, 0x32, 0x7f, 0x1e, 0x8b, 0x26,
-	0xec, 0x1a, 0x7b, 0x35, 0xaa, 0x08, 0xf2, 0x53, 0x28, 0x4d, 0x3d, 0x9f, 0xf1, 0xa6, 0xb5, 0x5b,
-	0xd8, 0xb3, 0xda, 0xf7, 0xf6, 0x93, 0x6c, 0xee, 0xeb, 0x4c, 0x52, 0xb5, 0x4f, 0x6c, 0x80, 0x79,
-	0x14, 0xce, 0x59, 0x24, 0x3c, 0xc6, 0x9b, 0x35, 0x29, 0xfd, 0x78, 0x21, 0xbd, 0x12, 0xdf, 0xfd,
-	0x57, 0xa9, 0x6c, 0x37, 0x10, 0xd1, 0x6b, 0x9a, 0x51, 0xc6, 0xec, 0x4e, 0xe6, 0x31, 0x6f, 0xd6,
-	0xa5, 0x5f, 0x72, 0x4d, 0x3e, 0x04, 0x4b, 0xe5, 0x32, 0x8c, 0x30, 0x24, 0x1b, 0xd2, 0x72, 0x48,
-	0x58, 0xb6, 0x4b, 0x76, 0xc1, 0xe2, 0x73, 0x36, 0x89, 0x7d, 0x47, 0x78, 0xd7, 0xac, 0xb9, 0x29,
-	0x53, 0x9c, 0x65, 0x91, 0x67, 0xf0, 0xd0, 0x77, 0xe2, 0x60, 0x72, 0x39, 0x12, 0xde, 0x15, 0x1b,
-	0xc5, 0x81, 0x77, 0x33, 0x0a, 0x9c, 0x20, 0x6c, 0x36, 0x64, 0xe0, 0x89, 0xda, 0x1c, 0x78, 0x57,
-	0x6c, 0x18, 0x78, 0x37, 0x7d, 0x27, 0x08, 0xb7, 0x3f, 0x87, 0xcd, 0x15, 0x43, 0x11, 0xa4, 0x33,
-	0xf6, 0x5a, 0xe3, 0x16, 0x97, 0x18, 0xb8, 0x6b, 0xc7, 0x8f, 0x99, 0x06, 0xae, 0x22, 0x3e, 0xcb,
-	0x3f, 0x37, 0x5a, 0x97, 0x60, 0xa1, 0xdf, 0xc7, 0x8e, 0xe7, 0xc7, 0x11, 0x23, 0x8f, 0xa1, 0x38,
-	0xf3, 0x02, 0x05, 0xa8, 0x8d, 0xf6, 0xc3, 0x4c, 0x28, 0x95, 0xc0, 0x89, 0x17, 0xb8, 0x54, 0x8a,
-	0x20, 0xca, 0xae, 0x18, 0xe7, 0xce, 0x45, 0x72, 0x6a, 0x42, 0xe2, 0x6d, 0x5c, 0x38, 0x93, 0x99,
-	0xae, 0x08, 0x45, 0xb4, 0xde, 0xe4, 0xd5, 0x55, 0x5f, 0x31, 0x11, 0x79, 0x13, 0xbe, 0xde, 0x57,
-	0x63, 0x9d, 0xaf, 0xe4, 0x00, 0x1e, 0x70, 0xe1, 0x44, 0x62, 0x55, 0x23, 0x2f, 0x35, 0xee, 0xc9,
-	0xbd, 0x25, 0x85, 0x67, 0xf0, 0x70, 0xea, 0x05, 0x1e, 0xbf, 0x75, 0x47, 0x41, 0xdd, 0xa1, 0x36,
-	0x97, 0x54, 0x7e, 0x0c, 0x1b, 0x51, 0x1c, 0x28, 0x79, 0x14, 0xe5, 0xba, 0x82, 0x6b, 0x51, 0x1c,
-	0xa0, 0x20, 0x0a, 0x71, 0xf2, 0x43, 0xa8, 0xb9, 0x0c, 0x41, 0xa9, 0x65, 0x54, 0x61, 0x58, 0x8a,
-	0x97, 0x8a, 0xb0, 0x20, 0x23, 0x52, 0x56, 0x22, 0x8a, 0xa7, 0x44, 0x3e, 0x04, 0x2b, 0x62, 0x3c,
-	0xf6, 0xc5, 0x48, 0xb6, 0x8a, 0x8a, 0x94, 0x00, 0xc5, 0x3a, 0xc7, 0x86, 0xf1, 0x01, 0x80, 0xc4,
-	0xb8, 0xda, 0xaf, 0xca, 0x7d, 0x53, 0x72, 0x70, 0xbb, 0x75, 0x03, 0x1b, 0x76, 0xe0, 0x7a, 0x11,
-	0x9b, 0x08, 0x2a, 0x95, 0xb0, 0x26, 0xc7, 0x7e, 0x38, 0x49, 0x9b, 0x82, 0x49, 0x2b, 0x92, 0xb6,
-	0xdd, 0xb4, 0x21, 0xe5, 0x33, 0x0d, 0x69, 0x05, 0xb2, 0x85, 0x5b, 0x90, 0x5d, 0x74, 0xb7, 0x62,
-	0xb6, 0xbb, 0xb5, 0x2e, 0x00, 0x30, 0x97, 0xfa, 0xd6, 0x26, 0x94, 0xbd, 0xc0, 0xf7, 0x02, 0xd5,
-	0x2b, 0x6b, 0xbd, 0x1c, 0xd5, 0x34, 0xf9, 0x14, 0xaa, 0x9e, 0xb6, 0x50, 0x5e, 0x6c, 0xb5, 0x9b,
-	0x0b, 0x4c, 0x2d, 0xdb, 0xde, 0xcb, 0xd1, 0x54, 0xf6, 0x45, 0x45, 0x03, 0xb6, 0xf5, 0xcf, 0x3c,
-	0xd4, 0xce, 0x85, 0x23, 0x62, 0x3e, 0x9c, 0xbb, 0x8e, 0x60, 0xff, 0x4b, 0xd7, 0xbb, 0xd3, 0xcb,
-	0xc7, 0x12, 0xb0, 0x42, 0x35, 0xeb, 0x8d, 0xf6, 0xfd, 0xe5, 0x9e, 0x80, 0xd7, 0x33, 0xaa, 0x24,
-	0xc8, 0x47, 0x50, 0x56, 0xf9, 0x91, 0x29, 0xb7, 0xda, 0x0f, 0x96, 0x65, 0x95, 0x2b, 0x54, 0xcb,
-	0x90, 0x03, 0xa8, 0x4c, 0x55, 0xe1, 0xc8, 0xf4, 0x5b, 0xd9, 0x8a, 0xca, 0x94, 0x1d, 0x4d, 0xa4,
-	0x50, 0xe1, 0x4a, 0xd5, 0x87, 0x44, 0xc3, 0x2d, 0x05, 0x5d, 0x3c, 0x34, 0x91, 0x22, 0xfb, 0x70,
-	0x1f, 0xa1, 0xca, 0x85, 0x73, 0x35, 0xcf, 0xe0, 0x5b, 0x41, 0xe5, 0x5e, 0xba, 0x95, 0xc2, 0x9b,
-	0x40, 0x31, 0x8e, 0x3d, 0x57, 0xf6, 0xd5, 0x1a, 0x95, 0xeb, 0xd6, 0x17, 0xb0, 0x99, 0x0d, 0x71,
-	0x67, 0x32, 0x5b, 0x1f, 0xe5, 0x44, 0x3f, 0xbf, 0xa4, 0x6f, 0x9d, 0xaa, 0x62, 0x75, 0xf8, 0x8c,
-	0x93, 0x03, 0x28, 0xa1, 0x30, 0x6f, 0x1a, 0xb2, 0xc3, 0xbe, 0xb7, 0xb6, 0xc3, 0x52, 0x25, 0xd7,
-	0xea, 0x40, 0x3d, 0x7b, 0x3f, 0x27, 0x4f, 0xa1, 0x12, 0xab, 0xa5, 0x3e, 0x63, 0x6b, 0x71, 0x46,
-	0x56, 0x92, 0x26, 0x62, 0xad, 0x3d, 0x68, 0xac, 0xb8, 0xc0, 0xb1, 0x0d, 0xa1, 0x79, 0xea, 0x8c,
-	0x1a, 0x55, 0x44, 0xeb, 0x5f, 0x79, 0x68, 0x50, 0x76, 0xe1, 0x71, 0xc1, 0xa2, 0xae, 0x86, 0xc0,
-	0x2a, 0x42, 0x8c, 0x5b, 0x08, 0x21, 0x50, 0xbc, 0x0c, 0xb9, 0xd0, 0x9d, 0x4e, 0xae, 0x91, 0x17,
-	0x2d, 0xba, 0x9c, 0x5c, 0x63, 0xfd, 0x39, 0x17, 0x2c, 0xc8, 0xcc, 0xd1, 0x8a, 0xa4, 0x6d, 0x57,
-	0x8d, 0xb4, 0x88, 0xa9, 0x5e, 0x51, 0xa2, 0x8a, 0x40, 0xae, 0x08, 0x67, 0x2c, 0x90, 0xf8, 0x30,
-	0xa9, 0x22, 0x10, 0xcb, 0xd7, 0x2c, 0xe2, 0x38, 0x19, 0x2b, 0xea, 0x14, 0x4d, 0x92, 0x5f, 0x02,
-	0x38, 0x42, 0x44, 0xde, 0x38, 0xc6, 0xe8, 0x54, 0x65, 0x74, 0x9e, 0x2c, 0xa2, 0xb3, 0xea, 0xd9,
-	0x7e, 0x27, 0x15, 0xd6, 0x43, 0x6c, 0xa1, 0x8d, 0x73, 0x62, 0xae, 0xa1, 0x50, 0xa2, 0xb8, 0xc4,
-	0x91, 0x3c, 0x76, 0xc4, 0xe4, 0xd2, 0x0b, 0x2e, 0xe4, 0x8c, 0xad, 0xd2, 0x94, 0xc6, 0x41, 0xb3,
-	0x72, 0xd8, 0x7f, 0x35, 0x68, 0xfe, 0x94, 0x07, 0x92, 0x58, 0xc7, 0xdc, 0x34, 0xf2, 0x3f, 0x00,
-	0xd3, 0x8d, 0xbc, 0x6b, 0x96, 0x89, 0x7b, 0x55, 0x31, 0x6c, 0x97, 0x9c, 0x2e, 0x0d, 0xec, 0xbc,
-	0x74, 0xf6, 0xa3, 0xdb, 0xce, 0x2e, 0x8e, 0xfb, 0xde, 0x99, 0xfd, 0x1c, 0x9a, 0x97, 0xcc, 0x89,
-	0xc4, 0x98, 0x39, 0x62, 0xe4, 0x05, 0x82, 0x45, 0xd7, 0x8e, 0xaf, 0x9b, 0xb3, 0x9a, 0x07, 0x5b,
-	0xe9, 0xbe, 0xad, 0xb7, 0x55, 0x9f, 0xce, 0x86, 0xa5, 0x78, 0x3b, 0x2c, 0xff, 0xcf, 0xfc, 0xfd,
-	0xd6, 0x00, 0xb3, 0x97, 0xdc, 0x7a, 0x37, 0x0e, 0xd7, 0x94, 0x7b, 0x7e, 0x5d, 0xb9, 0xef, 0x41,
-	0x23, 0x8a, 0x83, 0xc0, 0x0b, 0x2e, 0x46, 0xba, 0x9e, 0xd1, 0xd7, 0xc2, 0x5e, 0x91, 0x6e, 0x68,
-	0xfe, 0x40, 0xd6, 0x35, 0xc7, 0x51, 0x33, 0x8d, 0x18, 0x1b, 0x29, 0x8c, 0x16, 0x25, 0x26, 0x4c,
-	0xe4, 0x1c, 0x22, 0xa3, 0xf5, 0x6b, 0xa8, 0x9e, 0x78, 0xbe, 0x8f, 0xd2, 0xeb, 0x9b, 0xc3, 0x16,
-	0x36, 0x47, 0x87, 0x87, 0x81, 0xf6, 0x53, 0x53, 0xe4, 0x7d, 0x30, 0x65, 0xbc, 0xa3, 0x78, 0x2e,
-	0x64, 0xa8, 0xab, 0x74, 0xc1, 0x68, 0xfd, 0x04, 0x3b, 0x7c, 0x38, 0x4f, 0x21, 0xb1, 0x38, 0xc5,
-	0xc8, 0x9e, 0xd2, 0x7a, 0x09, 0xd6, 0x31, 0x13, 0x93, 0xcb, 0xbb, 0x47, 0xdd, 0x07, 0x00, 0x11,
-	0xfb, 0x6d, 0xcc, 0xb8, 0xac, 0xc3, 0xbc, 0xb4, 0xd1, 0xd4, 0x1c, 0xdb, 0x6d, 0xfd, 0xc5, 0x00,
-	0x4b, 0x1d, 0xf2, 0x02, 0x15, 0xee, 0x18, 0x9a, 0xae, 0x23, 0x9c, 0xa4, 0xdd, 0xe1, 0x1a, 0x93,
-	0xc9, 0xa2, 0x28, 0x8c, 0x92, 0xe7, 0x8d, 0x24, 0x56, 0xee, 0x2c, 0xae, 0xdc, 0x89, 0x4e, 0x85,
-	0xd3, 0x29, 0x67, 0x42, 0x3f, 0x15, 0x34, 0x85, 0x6a, 0x22, 0x14, 0x8e, 0xaf, 0x26, 0xbc, 0x7a,
-	0x23, 0x98, 0x92, 0x23, 0x1f, 0x00, 0x04, 0x8a, 0xbe, 0xc3, 0xd5, 0xfb, 0xb9, 0x4a, 0xe5, 0xba,
-	0xf5, 0x04, 0xea, 0x94, 0xf9, 0xcc, 0xe1, 0xec, 0xce, 0x48, 0xb4, 0xbe, 0x2d, 0x42, 0xfd, 0x48,
-	0x96, 0xd3, 0x57, 0xfa, 0x71, 0xf6, 0x05, 0xda, 0x99, 0xd4, 0x8d, 0x14, 0xb7, 0xda, 0xef, 0x7f,
-	0x5f, 0x4d, 0xf5, 0x72, 0x34, 0xa3, 0x41, 0x7e, 0x01, 0x56, 0xf2, 0x6c, 0x73, 0xf8, 0x4c, 0x0f,
-	0xf5, 0xf5, 0x3d, 0x1e, 0xb5, 0xfd, 0x74, 0x38, 0x90, 0x67, 0x60, 0xce, 0x3c, 0xdf, 0x57, 0xba,
-	0x05, 0xa9, 0x4b, 0x16, 0xba, 0x09, 0xc2, 0xf0, 0x29, 0x30, 0x4b, 0xd0, 0xf6, 0x39, 0x7e, 0x4b,
-	0x84, 0xf3, 0x51, 0x52, 0x05, 0x32, 0xb6, 0x2b, 0x23, 0x61, 0x81, 0x9e, 0x5e, 0x0e, 0xbf, 0x32,
-	0x32, 0x68, 0xfa, 0x0c, 0x6a, 0x53, 0x44, 0xcd, 0x68, 0x69, 0x6c, 0x67, 0x5f, 0xb6, 0x0b, 0x4c,
-	0xf5, 0x72, 0xd4, 0x9a, 0x66, 0x20, 0xf6, 0x25, 0x6c, 0x44, 0x2a, 0xd2, 0x89, 0xb6, 0x9a, 0xe2,
-	0x8f, 0xb2, 0xf1, 0xca, 0x64, 0xa2, 0x97, 0xa3, 0xf5, 0x68, 0x29, 0x35, 0x1f, 0x43, 0x01, 0x47,
-	0x44, 0x65, 0x35, 0x4a, 0x2b, 0xc3, 0xaa, 0x97, 0xa3, 0x28, 0x87, 0xc6, 0x66, 0x82, 0xcb, 0xe5,
-	0x18, 0x5f, 0x32, 0x36, 0x33, 0x67, 0xd1, 0x58, 0x3f, 0x33, 0x76, 0x9f, 0x42, 0xd1, 0x99, 0xcc,
-	0xb8, 0x6c, 0xe7, 0x56, 0x7b, 0x7b, 0xed, 0x5d, 0xa8, 0x28, 0x25, 0x5f, 0x98, 0xe9, 0x0b, 0xbe,
-	0xf5, 0x5d, 0x1e, 0x36, 0x93, 0x90, 0x25, 0x48, 0x79, 0x0e, 0xd5, 0x24, 0xef, 0x1a, 0x27, 0xdb,
-	0xeb, 0x07, 0x0d, 0xa6, 0x2c, 0x91, 0x56, 0x29, 0xc3, 0x4b, 0x47, 0x6a, 0x3e, 0x6b, 0x94, 0xac,
-	0x99, 0xe2, 0x2a, 0x65, 0x99, 0x27, 0xde, 0x27, 0x60, 0xa6, 0x8d, 0x58, 0x83, 0x24, 0xf3, 0x24,
-	0x4b, 0xbb, 0x65, 0x2f, 0x47, 0x17, 0x72, 0x18, 0x3a, 0xfd, 0x96, 0x96, 0xd8, 0xd7, 0x28, 0x79,
-	0x98, 0xb5, 0x38, 0xad, 0x78, 0x0c, 0x5d, 0x94, 0x69, 0x00, 0x5f, 0xc2, 0xc6, 0x92, 0xbd, 0x5c,
-	0xa3, 0xe4, 0xd1, 0x7f, 0x36, 0x18, 0x23, 0x58, 0xcf, 0x5a, 0x9c, 0x0d, 0xe5, 0x93, 0x3f, 0x80,
-	0x99, 0xbe, 0x1a, 0xc9, 0x36, 0x6c, 0x0d, 0x3a, 0xe7, 0x27, 0xa3, 0xf3, 0x41, 0x67, 0xd0, 0x1d,
-	0x0d, 0xfb, 0xe7, 0xaf, 0xba, 0x87, 0xf6, 0xb1, 0xdd, 0x3d, 0x6a, 0xe4, 0x48, 0x03, 0x6a, 0x72,
-	0x8f, 0x0e, 0xfb, 0x7d, 0xbb, 0xff, 0xb2, 0x61, 0x90, 0x7b, 0x50, 0x97, 0x9c, 0x63, 0xbb, 0x6f,
-	0x9f, 0xf7, 0xba, 0x47, 0x8d, 0x3c, 0xd9, 0x04, 0x4b, 0xb1, 0x3a, 0xf6, 0x69, 0xf7, 0xa8, 0x51,
-	0x48, 0x19, 0x27, 0xf6, 0x29, 0x32, 0x8a, 0xa4, 0x0e, 0xa6, 0x64, 0x9c, 0x9e, 0x9d, 0x0f, 0x1a,
-	0xa5, 0x27, 0x7f, 0x35, 0xc0, 0xca, 0x7c, 0xac, 0x91, 0x47, 0x70, 0x1f, 0x75, 0x87, 0x74, 0xf5,
-	0xfa, 0x3a, 0x98, 0xdd, 0xaf, 0x0f, 0xbb, 0xaf, 0x06, 0xf6, 0x59, 0xbf, 0x61, 0x10, 0x13, 0x4a,
-	0xaf, 0x3a, 0x7d, 0xfb, 0xb0, 0x91, 0x27, 0x0f, 0xa0, 0x41, 0xbb, 0xe7, 0xc3, 0xd3, 0xc1, 0x68,
-	0x70, 0x76, 0x36, 0x3a, 0xed, 0xd0, 0x97, 0xdd, 0x46, 0x01, 0xcd, 0x3d, 0xea, 0x1e, 0x9e, 0x1d,
-	0x75, 0x47, 0x5d, 0x4a, 0xcf, 0x68, 0xa3, 0x88, 0x72, 0xc3, 0xfe, 0x49, 0xff, 0xec, 0x57, 0xfd,
-	0xd1, 0xf1, 0xb0, 0x7f, 0x28, 0x0f, 0x2a, 0x11, 0x80, 0xb2, 0xb6, 0xad, 0x8c, 0x0e, 0x75, 0xbf,
-	0xee, 0x1e, 0x0e, 0x07, 0x67, 0x54, 0xd9, 0x57, 0x41, 0xfb, 0xf5, 0xe1, 0x92, 0x51, 0x45, 0x99,
-	0xd3, 0xce, 0xb0, 0x7f, 0xd8, 0x4b, 0x7c, 0x34, 0xdb, 0x83, 0x05, 0x18, 0x5f, 0x3a, 0x82, 0xfd,
-	0xce, 0x79, 0x4d, 0x3a, 0x50, 0x39, 0x0c, 0x83, 0x80, 0x4d, 0x04, 0xc9, 0x94, 0xd1, 0x0a, 0x64,
-	0xb7, 0x33, 0x09, 0x5b, 0xea, 0x7a, 0x7b, 0xc6, 0x53, 0xe3, 0xc5, 0xe9, 0x77, 0x6f, 0x77, 0x8c,
-	0x37, 0x6f, 0x77, 0x8c, 0x7f, 0xbc, 0xdd, 0x31, 0xfe, 0xf8, 0x6e, 0x27, 0xf7, 0xe6, 0xdd, 0x4e,
-	0xee, 0xef, 0xef, 0x76, 0x72, 0xbf, 0x69, 0x5f, 0x78, 0xe2, 0x32, 0x1e, 0xef, 0x4f, 0xc2, 0xab,
-	0x03, 0x79, 0xc0, 0xc7, 0x57, 0x8c, 0x87, 0x5c, 0xad, 0x0f, 0xe4, 0x7f, 0x44, 0x6a, 0x3d, 0x1f,
-	0xff, 0x5c, 0xff, 0x8e, 0xcb, 0x92, 0xfd, 0xc9, 0xbf, 0x03, 0x00, 0x00, 0xff, 0xff, 0x39, 0xfd,
-	0x27, 0xb0, 0x49, 0x12, 0x00, 0x00,
+	// 2483 bytes of a gzipped FileDescriptorProto
+	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0x9c, 0x38, 0x4b, 0x6f, 0x23, 0xc7,
+	0xd1, 0x7c, 0x93, 0x53, 0x24, 0x25, 0x6e, 0xef, 0x6b, 0x2c, 0xdb, 0xf2, 0x7e, 0xfc, 0x12, 0x5b,
+	0xde, 0xd8, 0x5a, 0xaf, 0x8c, 0x38, 0x86, 0x13, 0x1b, 0xd6, 0x4a, 0xd4, 0x92, 0x5e, 0x99, 0x5a,
+	0x34, 0x29, 0xd8, 0xc9, 0x65, 0x30, 0xe4, 0x34, 0xa5, 0x59, 0x0e, 0x67, 0x98, 0xe9, 0x1e, 0x59,
+	0x1b, 0x20, 0xff, 0x21, 0x7f, 0x22, 0xc7, 0x20, 0x7f, 0x20, 0x97, 0x00, 0x09, 0xe0, 0xa3, 0x8f,
+	0x39, 0x26, 0xde, 0x5b, 0xee, 0x41, 0xae, 0x41, 0x55, 0xf7, 0x90, 0x43, 0xca, 0xca, 0x62, 0x73,
+	0xe2, 0xd4, 0xab, 0xbb, 0xde, 0x55, 0x4d, 0xa8, 0x4f, 0x02, 0x3f, 0x54, 0xbb, 0xf3, 0x38, 0x52,
+	0x11, 0xab, 0x69, 0xe0, 0xe2, 0x61, 0xfb, 0x0f, 0x79, 0xa8, 0x1e, 0xf9, 0x81, 0xe0, 0x62, 0xc2,
+	0x18, 0x94, 0x42, 0x77, 0x26, 0xec, 0xfc, 0xbd, 0xfc, 0x8e, 0xc5, 0xe9, 0x9b, 0xb5, 0xa0, 0x98,
+	0xc4, 0xbe, 0x5d, 0x20, 0x14, 0x7e, 0xb2, 0x3b, 0x50, 0x91, 0xe7, 0xee, 0xde, 0x4f, 0x3f, 0xb2,
+	0x8b, 0x84, 0x34, 0x10, 0x4a, 0x4b, 0xff, 0x37, 0xc2, 0x2e, 0xdd, 0xcb, 0xef, 0x14, 0x39, 0x7d,
+	0xb3, 0x6d, 0x00, 0x71, 0x29, 0xc6, 0x89, 0x72, 0x47, 0x81, 0xb0, 0xcb, 0xf7, 0xf2, 0x3b, 0x35,
+	0x9e, 0xc1, 0x30, 0x1b, 0xaa, 0xe2, 0x52, 0xc5, 0xee, 0x58, 0xd9, 0x15, 0x22, 0xa6, 0x20, 0xdd,
+	0x22, 0xe2, 0x0b, 0xe1, 0xd9, 0x55, 0x22, 0x18, 0xa8, 0xfd, 0xef, 0x12, 0x6c, 0x0e, 0x5d, 0x39,
+	0x3d, 0x14, 0x72, 0x1c, 0xfb, 0x73, 0xe5, 0x47, 0x21, 0xbb, 0x0b, 0x55, 0xe5, 0xca, 0xa9, 0xe3,
+	0x7b, 0xa4, 0x7a, 0x89, 0x57, 0x10, 0xec, 0x79, 0x78, 0xbc, 0xab, 0x94, 0x98, 0xcd, 0x15, 0x19,
+	0x50, 0xe6, 0x29, 0xc8, 0x6e, 0x41, 0xd9, 0x0f, 0x3d, 0x71, 0x49, 0x36, 0x94, 0xb9, 0x06, 0xd8,
+	0x36, 0xd4, 0xe9, 0x20, 0x29, 0x14, 0x1e, 0x56, 0x22, 0xfb, 0x2c, 0x44, 0x0d, 0x84, 0xea, 0x79,
+	0xec, 0x36, 0x54, 0x9e, 0x45, 0x23, 0x24, 0x95, 0xc9, 0xc8, 0xf2, 0xb3, 0x68, 0xd4, 0xf3, 0xd8,
+	0x6b, 0x50, 0x93, 0xca, 0x3d, 0x13, 0x48, 0xa8, 0xe8, 0x7b, 0x08, 0xee, 0x79, 0xec, 0xff, 0xa1,
+	0xa9, 0x49, 0xa9, 0x1e, 0x55, 0xa2, 0x37, 0x08, 0xb9, 0x6f, 0x94, 0xd9, 0x82, 0xda, 0x24, 0x09,
+	0xc7, 0x68, 0x8b, 0x5d, 0xa3, 0x3b, 0x17, 0x30, 0x2a, 0x3a, 0x8e, 0x3c, 0x31, 0xb6, 0x2d, 0x22,
+	0x68, 0x40, 0xab, 0x3f, 0x4f, 0x94, 0x0d, 0xf7, 0xf2, 0x3b, 0x0d, 0xae, 0x01, 0xf6, 0x0e, 0x94,
+	0x27, 0x7e, 0x20, 0xa4, 0x5d, 0xbf, 0x57, 0xdc, 0xa9, 0xef, 0xdd, 0xd8, 0x4d, 0xa3, 0xbc, 0x6b,
+	0x22, 0xcc, 0x35, 0x9d, 0xf5, 0x00, 0xe6, 0x71, 0x34, 0x17, 0xb1, 0xf2, 0x85, 0xb4, 0x1b, 0xc4,
+	0xfd, 0xee, 0x92, 0x7b, 0xcd, 0xbf, 0xbb, 0x4f, 0x17, 0xbc, 0x9d, 0x50, 0xc5, 0xcf, 0x79, 0x46,
+	0x18, 0xa3, 0x3e, 0x9e, 0x27, 0xd2, 0x6e, 0x92, 0x5d, 0xf4, 0xcd, 0xde, 0x82, 0xba, 0x8e, 0x71,
+	0x14, 0xa3, 0x4b, 0x36, 0x48, 0x73, 0x48, 0x51, 0x3d, 0x8f, 0xdd, 0x83, 0xba, 0x9c, 0x8b, 0x71,
+	0x12, 0xb8, 0xca, 0xbf, 0x10, 0xf6, 0x26, 0x45, 0x38, 0x8b, 0x62, 0x0f, 0xe1, 0x76, 0xe0, 0x26,
+	0xe1, 0xf8, 0xdc, 0x51, 0xfe, 0x4c, 0x38, 0x49, 0xe8, 0x5f, 0x3a, 0xa1, 0x1b, 0x46, 0x76, 0x8b,
+	0x1c, 0xcf, 0x34, 0x71, 0xe8, 0xcf, 0xc4, 0x69, 0xe8, 0x5f, 0xf6, 0xdd, 0x30, 0xc2, 0x5b, 0xc9,
+	0x3a, 0x47, 0x45, 0x53, 0x11, 0xda, 0x37, 0xf4, 0xad, 0x84, 0x1a, 0x22, 0x66, 0xeb, 0x53, 0xd8,
+	0x5c, 0xb3, 0x04, 0xb3, 0x7b, 0x2a, 0x9e, 0x9b, 0x84, 0xc7, 0x4f, 0xf4, 0xec, 0x85, 0x1b, 0x24,
+	0xc2, 0x64, 0xbc, 0x06, 0x3e, 0x29, 0x7c, 0x9c, 0x6f, 0x9f, 0x43, 0x1d, 0x1d, 0x73, 0xe4, 0xfa,
+	0x41, 0x12, 0x0b, 0xf6, 0x2e, 0x94, 0xa6, 0x7e, 0xa8, 0x33, 0x6e, 0x63, 0xef, 0x76, 0xc6, 0xd7,
+	0x9a, 0xe1, 0x89, 0x1f, 0x7a, 0x9c, 0x58, 0x30, 0x0d, 0x67, 0x42, 0x4a, 0xf7, 0x2c, 0x3d, 0x35,
+	0x05, 0xf1, 0x36, 0xa9, 0xdc, 0xf1, 0xd4, 0x94, 0x92, 0x06, 0xda, 0x7f, 0xa9, 0xe8, 0xab, 0xbe,
+	0x14, 0x2a, 0xf6, 0xc7, 0xf2, 0x7a, 0x67, 0xe4, 0xaf, 0x75, 0xc6, 0x03, 0xb8, 0x25, 0x95, 0x1b,
+	0xab, 0x75, 0x89, 0x02, 0x49, 0xdc, 0x20, 0xda, 0x8a, 0xc0, 0x43, 0xb8, 0x3d, 0xf1, 0x43, 0x5f,
+	0x5e, 0xb9, 0xa3, 0xa8, 0xef, 0xd0, 0xc4, 0x15, 0x91, 0x1f, 0xc1, 0x46, 0x9c, 0x84, 0x9a, 0x1f,
+	0x59, 0xa5, 0x29, 0xfd, 0x46, 0x9c, 0x84, 0xc8, 0x88, 0x4c, 0x92, 0xfd, 0x1f, 0x34, 0x3c, 0x81,
+	0x59, 0x6b, 0x78, 0x74, 0xe5, 0xd4, 0x35, 0x6e, 0xc1, 0x22, 0xc2, 0x0c, 0x4b, 0x45, 0xb3, 0x68,
+	0x9c, 0x66, 0x79, 0x0b, 0xea, 0xb1, 0x90, 0x49, 0xa0, 0x1c, 0xea, 0x31, 0x55, 0xe2, 0x00, 0x8d,
+	0x1a, 0x60, 0xa7, 0x79, 0x13, 0x80, 0x8a, 0x40, 0xd3, 0x6b, 0x44, 0xb7, 0x08, 0x43, 0xe4, 0x8f,
+	0xe0, 0xae, 0x3c, 0x4f, 0x26, 0x93, 0x40, 0x38, 0xb1, 0x18, 0x47, 0xb1, 0x27, 0x9d, 0x6f, 0x62,
+	0x5f, 0x29, 0x11, 0x52, 0x61, 0x15, 0xf9, 0x6d, 0x43, 0xe6, 0x9a, 0xfa, 0x95, 0x26, 0xb2, 0x3d,
+	0x48, 0x09, 0xce, 0xe8, 0xb9, 0x12, 0x4b, 0x29, 0x20, 0xa9, 0x9b, 0x86, 0xf8, 0x08, 0x69, 0xa9,
+	0xcc, 0x8f, 0x61, 0x23, 0x95, 0x91, 0x73, 0x3f, 0x08, 0xb0, 0x1e, 0x91, 0xb9, 0x69, 0xb0, 0x03,
+	0x42, 0xb2, 0x5d, 0xb8, 0xb9, 0xc2, 0xa6, 0x2f, 0xb0, 0x1b, 0x26, 0x42, 0x19, 0x5e, 0x3a, 0x3d,
+	0xcb, 0x8f, 0x4a, 0xa4, 0xce, 0x6a, 0xae, 0xf0, 0xa3, 0x0e, 0xc6, 0x65, 0x1f, 0xc0, 0xad, 0x94,
+	0x3f, 0x88, 0xc6, 0x6e, 0xe0, 0x8c, 0x82, 0x68, 0x3c, 0x95, 0x54, 0x8e, 0x45, 0xce, 0x0c, 0xed,
+	0x18, 0x49, 0x8f, 0x88, 0x92, 0x35, 0x36, 0x16, 0xb3, 0x48, 0x89, 0x54, 0x64, 0x73, 0xc5, 0x58,
+	0x4e, 0x34, 0x23, 0x93, 0xd1, 0xca, 0xdc, 0x42, 0x56, 0xb4, 0x56, 0xb4, 0xd2, 0x97, 0x90, 0x15,
+	0x19, 0xad, 0xd2, 0x3b, 0x48, 0xe0, 0xc6, 0x8a, 0x56, 0xe6, 0x0a, 0x92, 0xf8, 0x19, 0xd8, 0xa9,
+	0xc4, 0x44, 0xa8, 0xf1, 0xb9, 0xf3, 0x8d, 0xeb, 0x2b, 0x63, 0x3c, 0x5b, 0x89, 0xdd, 0x11, 0x92,
+	0xbf, 0x72, 0x7d, 0x45, 0x0e, 0x68, 0x5f, 0xc2, 0x46, 0x2f, 0xf4, 0xfc, 0x58, 0x8c, 0x15, 0xa7,
+	0x44, 0xc1, 0x46, 0x4d, 0x16, 0xa5, 0x93, 0xc2, 0xe2, 0x55, 0x82, 0x7b, 0xde, 0x62, 0x7a, 0x15,
+	0x32, 0xd3, 0x6b, 0xad, 0x8f, 0x15, 0xaf, 0xf4, 0xb1, 0xe5, 0x28, 0x2c, 0x65, 0x47, 0x61, 0xfb,
+	0x0c, 0x00, 0xeb, 0xd7, 0xdc, 0x6a, 0x43, 0xc5, 0x0f, 0x03, 0x3f, 0xd4, 0x83, 0xb5, 0xd1, 0xcd,
+	0x71, 0x03, 0xb3, 0x8f, 0xa0, 0xe6, 0x1b, 0x0d, 0xe9, 0xe2, 0xfa, 0x9e, 0xbd, 0xec, 0x23, 0xab,
+	0xba, 0x77, 0x73, 0x7c, 0xc1, 0xfb, 0xa8, 0x6a, 0x9a, 0x54, 0xfb, 0x1f, 0x05, 0x68, 0x0c, 0x94,
+	0xab, 0x12, 0x79, 0x3a, 0xf7, 0x5c, 0x25, 0xfe, 0x97, 0x51, 0xf8, 0x52, 0x2b, 0xdf, 0xa5, 0x26,
+	0xa5, 0xf4, 0x64, 0xdf, 0xd8, 0xbb, 0xb9, 0x3a, 0x28, 0xf0, 0x7a, 0xc1, 0x35, 0x07, 0x7b, 0x0f,
+	0x2a, 0xba, 0x26, 0xa9, 0xcc, 0xeb, 0x7b, 0xb7, 0x56, 0x79, 0xb5, 0x29, 0xdc, 0xf0, 0xb0, 0x07,
+	0x50, 0x9d, 0xe8, 0x66, 0x49, 0x25, 0x5f, 0xcf, 0x76, 0xd1, 0x4c, 0xab, 0xe5, 0x29, 0x17, 0x0a,
+	0xcc, 0x74, 0x4f, 0xa4, 0x0e, 0x70, 0x45, 0xc0, 0x34, 0x4c, 0x9e, 0x72, 0x61, 0x76, 0x62, 0x7b,
+	0x92, 0xca, 0x9d, 0xcd, 0x33, 0x3d, 0x4d, 0xb7, 0x87, 0x1b, 0x0b, 0xd2, 0xa2, 0xa5, 0x31, 0x28,
+	0x25, 0x89, 0xef, 0x51, 0x4f, 0x68, 0x70, 0xfa, 0x6e, 0x7f, 0x06, 0x9b, 0x59, 0x17, 0xef, 0x8f,
+	0xa7, 0xd7, 0x7b, 0x39, 0x95, 0x2f, 0xac, 0xc8, 0xd7, 0x8f, 0x75, 0x83, 0x76, 0xe5, 0x54, 0xb2,
+	0x07, 0x50, 0x46, 0x66, 0x69, 0xe7, 0x69, 0xec, 0xbe, 0x76, 0xed, 0xd8, 0xe5, 0x9a, 0xaf, 0xbd,
+	0x0f, 0xcd, 0xec, 0xfd, 0x58, 0x42, 0xd5, 0x44, 0x7f, 0x9a, 0x33, 0xee, 0x2c, 0xcf, 0xc8, 0x72,
+	0xf2, 0x94, 0xad, 0xbd, 0x03, 0xad, 0x35, 0x13, 0x24, 0x8e, 0x1e, 0x54, 0x4f, 0x9f, 0xd1, 0xe0,
+	0x1a, 0x68, 0xff, 0xab, 0x00, 0x2d, 0x2e, 0xce, 0x7c, 0xa9, 0x44, 0xdc, 0x31, 0x29, 0xb0, 0x9e,
+	0x21, 0xf9, 0x2b, 0x19, 0xc2, 0xa0, 0x74, 0x1e, 0x49, 0x65, 0xa6, 0x1b, 0x7d, 0x23, 0x2e, 0x5e,
+	0x4e, 0x36, 0xfa, 0xc6, 0xfa, 0x73, 0xcf, 0x44, 0x98, 0x59, 0xae, 0xaa, 0x04, 0xf7, 0x3c, 0xbd,
+	0xe7, 0xc4, 0x42, 0xcf, 0x87, 0x32, 0xd7, 0x00, 0x62, 0xf5, 0x34, 0xaf, 0xe8, 0xf9, 0x48, 0x00,
+	0xe6, 0xf2, 0x85, 0x88, 0x25, 0xae, 0x4b, 0x55, 0x7d, 0x8a, 0x01, 0xd9, 0x17, 0x00, 0xae, 0x52,
+	0xb1, 0x3f, 0x4a, 0xd0, 0x3b, 0x35, 0xf2, 0xce, 0xfd, 0xa5, 0x77, 0xd6, 0x2d, 0xdb, 0xdd, 0x5f,
+	0x30, 0x9b, 0xcd, 0x66, 0x29, 0x8d, 0xbb, 0xc1, 0xdc, 0xa4, 0x42, 0x99, 0xe3, 0x27, 0xee, 0x69,
+	0x23, 0x57, 0x8d, 0xcf, 0xfd, 0xf0, 0x8c, 0xfa, 0x7f, 0x8d, 0x2f, 0x60, 0x5c, 0x2e, 0xd6, 0x0e,
+	0x7b, 0xa5, 0xe5, 0xe2, 0xaf, 0x79, 0x60, 0xa9, 0x76, 0xc2, 0x5b, 0x78, 0xfe, 0x75, 0xb0, 0xbc,
+	0xd8, 0xbf, 0x10, 0x19, 0xbf, 0xd7, 0x34, 0xa2, 0xe7, 0xb1, 0x8f, 0xc1, 0x3e, 0x17, 0x6e, 0xac,
+	0x46, 0xc2, 0x55, 0x8e, 0x1f, 0x2a, 0x11, 0x5f, 0xb8, 0x81, 0x69, 0x8c, 0x7a, 0x6a, 0xdf, 0x59,
+	0xd0, 0x7b, 0x86, 0xac, 0x47, 0x43, 0xd6, 0x90, 0xd2, 0xaa, 0x21, 0xd8, 0x93, 0xa4, 0x50, 0xca,
+	0x0f, 0xcf, 0xa4, 0x29, 0xe2, 0xad, 0xa5, 0x03, 0x53, 0xc5, 0x06, 0x86, 0x83, 0x2f, 0x78, 0xbf,
+	0x28, 0xd5, 0x0a, 0xad, 0x62, 0xfb, 0x8f, 0x15, 0x68, 0xad, 0x33, 0x65, 0xe3, 0x85, 0x36, 0x34,
+	0x97, 0xf1, 0x7a, 0x1d, 0x68, 0xbb, 0x76, 0x68, 0x85, 0xd4, 0x7d, 0xa9, 0x86, 0x88, 0x03, 0x5c,
+	0x23, 0xdf, 0x86, 0xcd, 0x99, 0x7b, 0xe9, 0x64, 0xe7, 0xbe, 0x36, 0xab, 0x39, 0x73, 0x2f, 0xf9,
+	0x72, 0xf4, 0x7f, 0x08, 0x77, 0x90, 0x4f, 0xf7, 0xc6, 0x15, 0x76, 0xbd, 0x8f, 0xdc, 0x9c, 0xb9,
+	0x97, 0x87, 0x99, 0x56, 0x4a, 0x42, 0xfb, 0x50, 0x35, 0x53, 0xc3, 0x2e, 0x53, 0x9a, 0xbc, 0x73,
+	0xbd, 0x95, 0xbb, 0x03, 0xcd, 0xa9, 0x73, 0x24, 0x95, 0x63, 0x7d, 0x68, 0xe0, 0x6b, 0x60, 0xe1,
+	0xad, 0x0a, 0x9d, 0xf3, 0x93, 0xff, 0x72, 0xce, 0x17, 0xd1, 0x28, 0xfd, 0xd6, 0x67, 0xd5, 0x9f,
+	0x2d, 0x31, 0xec, 0x09, 0xd4, 0xf5, 0x79, 0xe3, 0x58, 0x28, 0xec, 0x70, 0x6b, 0xd9, 0xfb, 0xc3,
+	0xc7, 0x11, 0xb3, 0xc9, 0xde, 0x67, 0x0b, 0x04, 0x3e, 0x3c, 0x52, 0x4f, 0x10, 0xc6, 0x3c, 0x2c,
+	0x1a, 0x66, 0x65, 0x22, 0x1c, 0x16, 0xb6, 0x49, 0x2f, 0x2a, 0x5f, 0xfd, 0xc4, 0x00, 0x8d, 0xea,
+	0x62, 0x11, 0xbf, 0x07, 0xcc, 0xf7, 0x02, 0x41, 0x3b, 0x5e, 0x94, 0xa4, 0x53, 0x57, 0xef, 0x3e,
+	0x2d, 0xa4, 0x0c, 0x35, 0x41, 0xa7, 0xd5, 0xeb, 0x60, 0x05, 0xd1, 0x99, 0x13, 0x88, 0x0b, 0x11,
+	0xd0, 0xce, 0x63, 0xf1, 0x5a, 0x10, 0x9d, 0x1d, 0x23, 0x8c, 0x0b, 0x1a, 0x12, 0x27, 0x51, 0x3c,
+	0x73, 0x15, 0x6d, 0x39, 0x16, 0x47, 0xf6, 0x23, 0x42, 0xac, 0x66, 0x7a, 0x73, 0x2d, 0xd3, 0x17,
+	0xdb, 0x9f, 0x74, 0x54, 0xa0, 0x37, 0x98, 0x5a, 0xba, 0xfd, 0xc9, 0x61, 0x20, 0xb7, 0x3e, 0x81,
+	0x46, 0x36, 0x46, 0xaf, 0x52, 0x7a, 0x5b, 0x9f, 0x41, 0x6b, 0x3d, 0x2e, 0xaf, 0x24, 0xff, 0x29,
+	0x6c, 0xae, 0x05, 0xe2, 0x95, 0x2a, 0xff, 0xf7, 0x79, 0xb0, 0xba, 0x69, 0x99, 0xbe, 0xbc, 0xd5,
+	0x5e, 0x33, 0xd1, 0x0a, 0xd7, 0x4d, 0xb4, 0x1d, 0x68, 0xc5, 0x49, 0x18, 0xfa, 0xe1, 0x99, 0x63,
+	0x46, 0x16, 0x36, 0x87, 0xe2, 0x4e, 0x89, 0x6f, 0x18, 0xfc, 0x90, 0x46, 0x97, 0xc4, 0x00, 0x4d,
+	0x62, 0x21, 0x1c, 0xdd, 0x86, 0x4b, 0x54, 0x8c, 0x16, 0x62, 0x0e, 0x10, 0xd1, 0xfe, 0x25, 0xd4,
+	0x9e, 0xf8, 0x41, 0x80, 0xdc, 0xd7, 0xcf, 0xbf, 0x3b, 0x38, 0xff, 0x5d, 0x19, 0x85, 0xc6, 0x4e,
+	0x03, 0xb1, 0x37, 0xc0, 0xa2, 0x06, 0x15, 0x27, 0x73, 0x45, 0x45, 0x5c, 0xe3, 0x4b, 0x44, 0xfb,
+	0x6d, 0x5c, 0x62, 0xa2, 0xf9, 0xa2, 0xeb, 0x2d, 0x4f, 0xc9, 0x67, 0x4f, 0x69, 0x3f, 0x86, 0x3a,
+	0xad, 0x78, 0x2f, 0xdf, 0xe6, 0xde, 0x04, 0x88, 0xc5, 0xaf, 0x13, 0x21, 0x69, 0xd4, 0x14, 0x48,
+	0x47, 0xcb, 0x60, 0x7a, 0x5e, 0xfb, 0x4f, 0x79, 0xa8, 0xeb, 0x43, 0x68, 0x8b, 0x7d, 0xc9, 0x5e,
+	0xe8, 0xb9, 0xca, 0x4d, 0x27, 0x3a, 0x7e, 0x63, 0x30, 0x45, 0x1c, 0x47, 0x71, 0xfa, 0x6a, 0x23,
+	0x60, 0xed, 0xce, 0xd2, 0xda, 0x9d, 0x68, 0x54, 0x34, 0x99, 0x48, 0xa1, 0xcc, 0x0b, 0xc8, 0x40,
+	0x28, 0xa6, 0x22, 0xe5, 0x06, 0xba, 0x63, 0xe9, 0xa7, 0x8f, 0x45, 0x18, 0xea, 0x53, 0x0c, 0x4a,
+	0x81, 0x2b, 0x95, 0xf9, 0x17, 0x84, 0xbe, 0xdb, 0xf7, 0xa1, 0xc9, 0x45, 0x20, 0x5c, 0x29, 0x5e,
+	0xea, 0x89, 0xb6, 0x03, 0x1b, 0x86, 0xd7, 0x14, 0x08, 0xc6, 0x22, 0x74, 0x67, 0x42, 0xce, 0xdd,
+	0x71, 0xfa, 0x57, 0xcf, 0x12, 0x81, 0xea, 0xa4, 0xdb, 0xb6, 0xf1, 0x5c, 0x91, 0x5b, 0x06, 0xd3,
+	0xf3, 0x30, 0xb3, 0xdd, 0x20, 0x30, 0x21, 0xc4, 0xcf, 0xf6, 0x3f, 0x4b, 0xd0, 0x3c, 0xa4, 0x42,
+	0xfd, 0xd2, 0x3c, 0x6a, 0x3f, 0x43, 0x47, 0xa4, 0xa3, 0x8c, 0x6e, 0xa8, 0xef, 0xbd, 0x71, 0x75,
+	0x08, 0x2f, 0xc7, 0x5c, 0x37, 0xc7, 0x33, 0x12, 0xec, 0x17, 0x50, 0x4f, 0x9f, 0xbb, 0xae, 0x9c,
+	0x9a, 0xc5, 0xf8, 0xfa, 0x3d, 0x09, 0xa5, 0x83, 0xc5, 0x82, 0xc5, 0x1e, 0x82, 0x35, 0xc5, 0xd7,
+	0x14, 0xc9, 0x16, 0x49, 0x96, 0x2d, 0x65, 0xd3, 0x14, 0xc6, 0x75, 0x7a, 0x9a, 0xa6, 0xf3, 0xa7,
+	0xd0, 0x94, 0x2a, 0x9a, 0x3b, 0x69, 0x99, 0x51, 0xf0, 0xd6, 0xd6, 0xaa, 0x65, 0x7a, 0x76, 0x73,
+	0xbc, 0x21, 0xb3, 0xe9, 0xfa, 0x09, 0x34, 0xf4, 0xc3, 0x64, 0x65, 0xf5, 0xcd, 0xfe, 0x23, 0xb0,
+	0x4c, 0xda, 0x6e, 0x8e, 0xd7, 0x27, 0x99, 0x1c, 0xfe, 0x1c, 0x36, 0x62, 0x1d, 0x9e, 0x54, 0x5a,
+	0x6f, 0xc2, 0x77, 0xb3, 0xfe, 0xca, 0x84, 0xba, 0x9b, 0xe3, 0xcd, 0x78, 0x25, 0xf6, 0xef, 0x43,
+	0x11, 0xd7, 0xac, 0xea, 0xba, 0x97, 0xd6, 0x16, 0xbe, 0x6e, 0x8e, 0x23, 0x1f, 0x2a, 0x9b, 0x71,
+	0xae, 0xa4, 0xb1, 0xb0, 0xa2, 0x6c, 0x66, 0x57, 0x45, 0x65, 0x83, 0xcc, 0xea, 0xfa, 0x01, 0x94,
+	0x5c, 0x7c, 0x0e, 0x5a, 0xeb, 0x6b, 0xc1, 0xfa, 0x72, 0xd9, 0xcd, 0x71, 0xe2, 0x64, 0x07, 0xb0,
+	0x99, 0x9a, 0x97, 0x4e, 0x5b, 0x58, 0x7f, 0xe7, 0xac, 0xa6, 0x67, 0x37, 0xc7, 0x53, 0x8f, 0x18,
+	0xcc, 0x23, 0x6b, 0xf1, 0xf7, 0x49, 0xfb, 0xdb, 0x02, 0x6c, 0xa6, 0x7e, 0x4f, 0xd3, 0xed, 0x63,
+	0xa8, 0xa5, 0xc9, 0x63, 0x92, 0x6d, 0xeb, 0xfa, 0x8d, 0x0f, 0xe3, 0x9e, 0x72, 0xeb, 0xb8, 0xa3,
+	0xe6, 0x8e, 0x5e, 0x94, 0x4d, 0xaa, 0x5d, 0xb3, 0x4e, 0xeb, 0xb8, 0x67, 0xde, 0x5a, 0x1f, 0x82,
+	0xb5, 0xd8, 0xaf, 0x4c, 0xa6, 0x65, 0xde, 0x46, 0x8b, 0x9e, 0xde, 0xcd, 0xf1, 0x25, 0x1f, 0xfa,
+	0xdf, 0xcc, 0x65, 0xaa, 0x50, 0x93, 0x6a, 0xb7, 0xb3, 0x1a, 0x2f, 0xfa, 0x12, 0xfa, 0x3f, 0xce,
+	0xb4, 0xa9, 0xcf, 0x61, 0x63, 0x45, 0xdf, 0x74, 0x41, 0xbb, 0xfb, 0xc3, 0x0a, 0x63, 0x18, 0x9a,
+	0x59, 0x8d, 0x65, 0xc6, 0x95, 0xf7, 0x7f, 0x0b, 0xd6, 0xe2, 0xf9, 0xc6, 0xb6, 0xe0, 0xce, 0x70,
+	0x7f, 0xf0, 0xc4, 0x19, 0x0c, 0xf7, 0x87, 0x1d, 0xe7, 0xb4, 0x3f, 0x78, 0xda, 0x39, 0xe8, 0x1d,
+	0xf5, 0x3a, 0x87, 0xad, 0x1c, 0x6b, 0x41, 0x83, 0x68, 0xfc, 0xb4, 0xdf, 0xef, 0xf5, 0x1f, 0xb7,
+	0xf2, 0xec, 0x06, 0x34, 0x09, 0x73, 0xd4, 0xeb, 0xf7, 0x06, 0xdd, 0xce, 0x61, 0xab, 0xc0, 0x36,
+	0xa1, 0xae, 0x51, 0xfb, 0xbd, 0xe3, 0xce, 0x61, 0xab, 0xb8, 0x40, 0x3c, 0xe9, 0x1d, 0x23, 0xa2,
+	0xc4, 0x9a, 0x60, 0x11, 0xe2, 0xf8, 0x64, 0x30, 0x6c, 0x95, 0xef, 0xff, 0x39, 0x0f, 0xf5, 0xcc,
+	0x3f, 0x65, 0xec, 0x2e, 0xdc, 0x44, 0xd9, 0x53, 0xbe, 0x7e, 0x7d, 0x13, 0xac, 0xce, 0xd7, 0x07,
+	0x9d, 0xa7, 0xc3, 0xde, 0x49, 0xbf, 0x95, 0x67, 0x16, 0x94, 0x9f, 0xee, 0xf7, 0x7b, 0x07, 0xad,
+	0x02, 0xbb, 0x05, 0x2d, 0xde, 0x19, 0x9c, 0x1e, 0x0f, 0x9d, 0xe1, 0xc9, 0x89, 0x73, 0xbc, 0xcf,
+	0x1f, 0x77, 0x5a, 0x45, 0x54, 0xf7, 0xb0, 0x73, 0x70, 0x72, 0xd8, 0x71, 0x3a, 0x9c, 0x9f, 0xf0,
+	0x56, 0x09, 0xf9, 0x4e, 0xfb, 0x4f, 0xfa, 0x27, 0x5f, 0xf5, 0x9d, 0xa3, 0xd3, 0xfe, 0x01, 0x1d,
+	0x54, 0x66, 0x00, 0x15, 0xa3, 0x5b, 0x05, 0x0d, 0xea, 0x7c, 0xdd, 0x39, 0x38, 0x1d, 0x9e, 0x70,
+	0xad, 0x5f, 0x15, 0xf5, 0x37, 0x87, 0x13, 0xa2, 0x86, 0x3c, 0xc7, 0xfb, 0xa7, 0xfd, 0x83, 0x6e,
+	0x6a, 0xa3, 0xb5, 0x37, 0x5c, 0x26, 0xe3, 0x63, 0x57, 0x89, 0x6f, 0xdc, 0xe7, 0xb8, 0x56, 0x1e,
+	0x44, 0x61, 0x28, 0xc6, 0x8a, 0xbd, 0x76, 0x75, 0x73, 0x33, 0x29, 0xbb, 0x95, 0x09, 0xd8, 0x4a,
+	0xeb, 0xdc, 0xc9, 0x7f, 0x90, 0x7f, 0x74, 0xfc, 0xed, 0xf7, 0xdb, 0xf9, 0xef, 0xbe, 0xdf, 0xce,
+	0xff, 0xfd, 0xfb, 0xed, 0xfc, 0xef, 0x5e, 0x6c, 0xe7, 0xbe, 0x7b, 0xb1, 0x9d, 0xfb, 0xdb, 0x8b,
+	0xed, 0xdc, 0xaf, 0xf6, 0xce, 0x7c, 0x75, 0x9e, 0x8c, 0x76, 0xc7, 0xd1, 0xec, 0x01, 0x1d, 0xf0,
+	0xfe, 0x4c, 0xc8, 0x48, 0xea, 0xef, 0x07, 0xf4, 0xcf, 0xbe, 0xfe, 0x9e, 0x8f, 0x7e, 0x6e, 0x7e,
+	0x47, 0x15, 0x42, 0x7f, 0xf8, 0x9f, 0x00, 0x00, 0x00, 0xff, 0xff, 0x1e, 0x19, 0x28, 0x6d, 0xff,
+	0x17, 0x00, 0x00,
 }
 
 // Reference imports to suppress errors if they are not otherwise used.
@@ -2184,6 +2575,16 @@ func (m *FileRef) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.Served {
+		i--
+		if m.Served {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x38
+	}
 	if m.Extract {
 		i--
 		if m.Extract {
@@ -2253,6 +2654,15 @@ func (m *TaskDescription) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if len(m.FilesToken) > 0 {
+		i -= len(m.FilesToken)
+		copy(dAtA[i:], m.FilesToken)
+		i = encodeVarintFlint(dAtA, i, uint64(len(m.FilesToken)))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x8a
+	}
 	if m.LaunchTimeUnixNano != 0 {
 		i = encodeVarintFlint(dAtA, i, uint64(m.LaunchTimeUnixNano))
 		i--
@@ -2438,6 +2848,62 @@ func (m *TaskMetrics) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.ShuffleFetchWaitNanos != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleFetchWaitNanos))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x90
+	}
+	if m.ShuffleRemoteBytes != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleRemoteBytes))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x88
+	}
+	if m.ShuffleLocalBytes != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleLocalBytes))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x80
+	}
+	if m.ShuffleRemoteBlocks != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleRemoteBlocks))
+		i--
+		dAtA[i] = 0x78
+	}
+	if m.ShuffleLocalBlocks != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleLocalBlocks))
+		i--
+		dAtA[i] = 0x70
+	}
+	if m.ShuffleWriteNanos != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleWriteNanos))
+		i--
+		dAtA[i] = 0x68
+	}
+	if m.ShuffleSpillBytes != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleSpillBytes))
+		i--
+		dAtA[i] = 0x60
+	}
+	if m.ShuffleSpills != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleSpills))
+		i--
+		dAtA[i] = 0x58
+	}
+	if m.ShuffleBytesWritten != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleBytesWritten))
+		i--
+		dAtA[i] = 0x50
+	}
+	if m.ShuffleRecordsWritten != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleRecordsWritten))
+		i--
+		dAtA[i] = 0x48
+	}
 	if m.InputSize != 0 {
 		i = encodeVarintFlint(dAtA, i, uint64(m.InputSize))
 		i--
@@ -2957,6 +3423,18 @@ func (m *RegisteredExecutor) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.Settings != nil {
+		{
+			size, err := m.Settings.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintFlint(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x2a
+	}
 	if m.Batching {
 		i--
 		if m.Batching {
@@ -2972,9 +3450,89 @@ func (m *RegisteredExecutor) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 		i--
 		dAtA[i] = 0x18
 	}
-	if len(m.Properties) > 0 {
-		for k := range m.Properties {
-			v := m.Properties[k]
+	if len(m.DriverId) > 0 {
+		i -= len(m.DriverId)
+		copy(dAtA[i:], m.DriverId)
+		i = encodeVarintFlint(dAtA, i, uint64(len(m.DriverId)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
+func (m *ExecutorSettings) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *ExecutorSettings) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *ExecutorSettings) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.ResultsTls {
+		i--
+		if m.ResultsTls {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x70
+	}
+	if len(m.DriverId) > 0 {
+		i -= len(m.DriverId)
+		copy(dAtA[i:], m.DriverId)
+		i = encodeVarintFlint(dAtA, i, uint64(len(m.DriverId)))
+		i--
+		dAtA[i] = 0x6a
+	}
+	if len(m.LogFormat) > 0 {
+		i -= len(m.LogFormat)
+		copy(dAtA[i:], m.LogFormat)
+		i = encodeVarintFlint(dAtA, i, uint64(len(m.LogFormat)))
+		i--
+		dAtA[i] = 0x62
+	}
+	if len(m.LogLevel) > 0 {
+		i -= len(m.LogLevel)
+		copy(dAtA[i:], m.LogLevel)
+		i = encodeVarintFlint(dAtA, i, uint64(len(m.LogLevel)))
+		i--
+		dAtA[i] = 0x5a
+	}
+	if m.IdleTimeoutNanos != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.IdleTimeoutNanos))
+		i--
+		dAtA[i] = 0x50
+	}
+	if len(m.DriverHost) > 0 {
+		i -= len(m.DriverHost)
+		copy(dAtA[i:], m.DriverHost)
+		i = encodeVarintFlint(dAtA, i, uint64(len(m.DriverHost)))
+		i--
+		dAtA[i] = 0x4a
+	}
+	if len(m.ResultSecret) > 0 {
+		i -= len(m.ResultSecret)
+		copy(dAtA[i:], m.ResultSecret)
+		i = encodeVarintFlint(dAtA, i, uint64(len(m.ResultSecret)))
+		i--
+		dAtA[i] = 0x42
+	}
+	if len(m.JobSecrets) > 0 {
+		for k := range m.JobSecrets {
+			v := m.JobSecrets[k]
 			baseI := i
 			i -= len(v)
 			copy(dAtA[i:], v)
@@ -2988,15 +3546,66 @@ func (m *RegisteredExecutor) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 			dAtA[i] = 0xa
 			i = encodeVarintFlint(dAtA, i, uint64(baseI-i))
 			i--
-			dAtA[i] = 0x12
+			dAtA[i] = 0x3a
 		}
 	}
-	if len(m.DriverId) > 0 {
-		i -= len(m.DriverId)
-		copy(dAtA[i:], m.DriverId)
-		i = encodeVarintFlint(dAtA, i, uint64(len(m.DriverId)))
+	if len(m.JobSettings) > 0 {
+		for k := range m.JobSettings {
+			v := m.JobSettings[k]
+			baseI := i
+			i -= len(v)
+			copy(dAtA[i:], v)
+			i = encodeVarintFlint(dAtA, i, uint64(len(v)))
+			i--
+			dAtA[i] = 0x12
+			i -= len(k)
+			copy(dAtA[i:], k)
+			i = encodeVarintFlint(dAtA, i, uint64(len(k)))
+			i--
+			dAtA[i] = 0xa
+			i = encodeVarintFlint(dAtA, i, uint64(baseI-i))
+			i--
+			dAtA[i] = 0x32
+		}
+	}
+	if len(m.Shuffle) > 0 {
+		for k := range m.Shuffle {
+			v := m.Shuffle[k]
+			baseI := i
+			i -= len(v)
+			copy(dAtA[i:], v)
+			i = encodeVarintFlint(dAtA, i, uint64(len(v)))
+			i--
+			dAtA[i] = 0x12
+			i -= len(k)
+			copy(dAtA[i:], k)
+			i = encodeVarintFlint(dAtA, i, uint64(len(k)))
+			i--
+			dAtA[i] = 0xa
+			i = encodeVarintFlint(dAtA, i, uint64(baseI-i))
+			i--
+			dAtA[i] = 0x2a
+		}
+	}
+	if m.MaxDirectResultSize != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.MaxDirectResultSize))
 		i--
-		dAtA[i] = 0xa
+		dAtA[i] = 0x20
+	}
+	if m.MaxResultSize != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.MaxResultSize))
+		i--
+		dAtA[i] = 0x18
+	}
+	if m.TaskCpus != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.TaskCpus))
+		i--
+		dAtA[i] = 0x10
+	}
+	if m.Version != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.Version))
+		i--
+		dAtA[i] = 0x8
 	}
 	return len(dAtA) - i, nil
 }
@@ -3027,20 +3636,20 @@ func (m *Heartbeat) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 		dAtA[i] = 0x20
 	}
 	if len(m.RunningTaskIds) > 0 {
-		dAtA6 := make([]byte, len(m.RunningTaskIds)*10)
-		var j5 int
+		dAtA7 := make([]byte, len(m.RunningTaskIds)*10)
+		var j6 int
 		for _, num := range m.RunningTaskIds {
 			for num >= 1<<7 {
-				dAtA6[j5] = uint8(uint64(num)&0x7f | 0x80)
+				dAtA7[j6] = uint8(uint64(num)&0x7f | 0x80)
 				num >>= 7
-				j5++
+				j6++
 			}
-			dAtA6[j5] = uint8(num)
-			j5++
+			dAtA7[j6] = uint8(num)
+			j6++
 		}
-		i -= j5
-		copy(dAtA[i:], dAtA6[:j5])
-		i = encodeVarintFlint(dAtA, i, uint64(j5))
+		i -= j6
+		copy(dAtA[i:], dAtA7[:j6])
+		i = encodeVarintFlint(dAtA, i, uint64(j6))
 		i--
 		dAtA[i] = 0x1a
 	}
@@ -3268,6 +3877,51 @@ func (m *ReleaseResult) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	return len(dAtA) - i, nil
 }
 
+func (m *ReleaseShuffle) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *ReleaseShuffle) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *ReleaseShuffle) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	if m.All {
+		i--
+		if m.All {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x18
+	}
+	if m.ShuffleId != 0 {
+		i = encodeVarintFlint(dAtA, i, uint64(m.ShuffleId))
+		i--
+		dAtA[i] = 0x10
+	}
+	if len(m.Namespace) > 0 {
+		i -= len(m.Namespace)
+		copy(dAtA[i:], m.Namespace)
+		i = encodeVarintFlint(dAtA, i, uint64(len(m.Namespace)))
+		i--
+		dAtA[i] = 0xa
+	}
+	return len(dAtA) - i, nil
+}
+
 func (m *DriverMessage) Marshal() (dAtA []byte, err error) {
 	size := m.Size()
 	dAtA = make([]byte, size)
@@ -3489,6 +4143,27 @@ func (m *DriverMessage_Acks) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	}
 	return len(dAtA) - i, nil
 }
+func (m *DriverMessage_ReleaseShuffle) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *DriverMessage_ReleaseShuffle) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	if m.ReleaseShuffle != nil {
+		{
+			size, err := m.ReleaseShuffle.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintFlint(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x52
+	}
+	return len(dAtA) - i, nil
+}
 func (m *ExecutorMessage) Marshal() (dAtA []byte, err error) {
 	size := m.Size()
 	dAtA = make([]byte, size)
@@ -3664,6 +4339,9 @@ func (m *FileRef) Size() (n int) {
 	if m.Extract {
 		n += 2
 	}
+	if m.Served {
+		n += 2
+	}
 	return n
 }
 
@@ -3734,6 +4412,10 @@ func (m *TaskDescription) Size() (n int) {
 	if m.LaunchTimeUnixNano != 0 {
 		n += 2 + sovFlint(uint64(m.LaunchTimeUnixNano))
 	}
+	l = len(m.FilesToken)
+	if l > 0 {
+		n += 2 + l + sovFlint(uint64(l))
+	}
 	return n
 }
 
@@ -3786,6 +4468,36 @@ func (m *TaskMetrics) Size() (n int) {
 	}
 	if m.InputSize != 0 {
 		n += 1 + sovFlint(uint64(m.InputSize))
+	}
+	if m.ShuffleRecordsWritten != 0 {
+		n += 1 + sovFlint(uint64(m.ShuffleRecordsWritten))
+	}
+	if m.ShuffleBytesWritten != 0 {
+		n += 1 + sovFlint(uint64(m.ShuffleBytesWritten))
+	}
+	if m.ShuffleSpills != 0 {
+		n += 1 + sovFlint(uint64(m.ShuffleSpills))
+	}
+	if m.ShuffleSpillBytes != 0 {
+		n += 1 + sovFlint(uint64(m.ShuffleSpillBytes))
+	}
+	if m.ShuffleWriteNanos != 0 {
+		n += 1 + sovFlint(uint64(m.ShuffleWriteNanos))
+	}
+	if m.ShuffleLocalBlocks != 0 {
+		n += 1 + sovFlint(uint64(m.ShuffleLocalBlocks))
+	}
+	if m.ShuffleRemoteBlocks != 0 {
+		n += 1 + sovFlint(uint64(m.ShuffleRemoteBlocks))
+	}
+	if m.ShuffleLocalBytes != 0 {
+		n += 2 + sovFlint(uint64(m.ShuffleLocalBytes))
+	}
+	if m.ShuffleRemoteBytes != 0 {
+		n += 2 + sovFlint(uint64(m.ShuffleRemoteBytes))
+	}
+	if m.ShuffleFetchWaitNanos != 0 {
+		n += 2 + sovFlint(uint64(m.ShuffleFetchWaitNanos))
 	}
 	return n
 }
@@ -4012,18 +4724,85 @@ func (m *RegisteredExecutor) Size() (n int) {
 	if l > 0 {
 		n += 1 + l + sovFlint(uint64(l))
 	}
-	if len(m.Properties) > 0 {
-		for k, v := range m.Properties {
+	if m.HeartbeatIntervalNanos != 0 {
+		n += 1 + sovFlint(uint64(m.HeartbeatIntervalNanos))
+	}
+	if m.Batching {
+		n += 2
+	}
+	if m.Settings != nil {
+		l = m.Settings.Size()
+		n += 1 + l + sovFlint(uint64(l))
+	}
+	return n
+}
+
+func (m *ExecutorSettings) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Version != 0 {
+		n += 1 + sovFlint(uint64(m.Version))
+	}
+	if m.TaskCpus != 0 {
+		n += 1 + sovFlint(uint64(m.TaskCpus))
+	}
+	if m.MaxResultSize != 0 {
+		n += 1 + sovFlint(uint64(m.MaxResultSize))
+	}
+	if m.MaxDirectResultSize != 0 {
+		n += 1 + sovFlint(uint64(m.MaxDirectResultSize))
+	}
+	if len(m.Shuffle) > 0 {
+		for k, v := range m.Shuffle {
 			_ = k
 			_ = v
 			mapEntrySize := 1 + len(k) + sovFlint(uint64(len(k))) + 1 + len(v) + sovFlint(uint64(len(v)))
 			n += mapEntrySize + 1 + sovFlint(uint64(mapEntrySize))
 		}
 	}
-	if m.HeartbeatIntervalNanos != 0 {
-		n += 1 + sovFlint(uint64(m.HeartbeatIntervalNanos))
+	if len(m.JobSettings) > 0 {
+		for k, v := range m.JobSettings {
+			_ = k
+			_ = v
+			mapEntrySize := 1 + len(k) + sovFlint(uint64(len(k))) + 1 + len(v) + sovFlint(uint64(len(v)))
+			n += mapEntrySize + 1 + sovFlint(uint64(mapEntrySize))
+		}
 	}
-	if m.Batching {
+	if len(m.JobSecrets) > 0 {
+		for k, v := range m.JobSecrets {
+			_ = k
+			_ = v
+			mapEntrySize := 1 + len(k) + sovFlint(uint64(len(k))) + 1 + len(v) + sovFlint(uint64(len(v)))
+			n += mapEntrySize + 1 + sovFlint(uint64(mapEntrySize))
+		}
+	}
+	l = len(m.ResultSecret)
+	if l > 0 {
+		n += 1 + l + sovFlint(uint64(l))
+	}
+	l = len(m.DriverHost)
+	if l > 0 {
+		n += 1 + l + sovFlint(uint64(l))
+	}
+	if m.IdleTimeoutNanos != 0 {
+		n += 1 + sovFlint(uint64(m.IdleTimeoutNanos))
+	}
+	l = len(m.LogLevel)
+	if l > 0 {
+		n += 1 + l + sovFlint(uint64(l))
+	}
+	l = len(m.LogFormat)
+	if l > 0 {
+		n += 1 + l + sovFlint(uint64(l))
+	}
+	l = len(m.DriverId)
+	if l > 0 {
+		n += 1 + l + sovFlint(uint64(l))
+	}
+	if m.ResultsTls {
 		n += 2
 	}
 	return n
@@ -4149,6 +4928,25 @@ func (m *ReleaseResult) Size() (n int) {
 	return n
 }
 
+func (m *ReleaseShuffle) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Namespace)
+	if l > 0 {
+		n += 1 + l + sovFlint(uint64(l))
+	}
+	if m.ShuffleId != 0 {
+		n += 1 + sovFlint(uint64(m.ShuffleId))
+	}
+	if m.All {
+		n += 2
+	}
+	return n
+}
+
 func (m *DriverMessage) Size() (n int) {
 	if m == nil {
 		return 0
@@ -4265,6 +5063,18 @@ func (m *DriverMessage_Acks) Size() (n int) {
 	_ = l
 	if m.Acks != nil {
 		l = m.Acks.Size()
+		n += 1 + l + sovFlint(uint64(l))
+	}
+	return n
+}
+func (m *DriverMessage_ReleaseShuffle) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.ReleaseShuffle != nil {
+		l = m.ReleaseShuffle.Size()
 		n += 1 + l + sovFlint(uint64(l))
 	}
 	return n
@@ -4532,6 +5342,26 @@ func (m *FileRef) Unmarshal(dAtA []byte) error {
 				}
 			}
 			m.Extract = bool(v != 0)
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Served", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Served = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := skipFlint(dAtA[iNdEx:])
@@ -5077,6 +5907,38 @@ func (m *TaskDescription) Unmarshal(dAtA []byte) error {
 					break
 				}
 			}
+		case 17:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field FilesToken", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.FilesToken = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := skipFlint(dAtA[iNdEx:])
@@ -5408,6 +6270,196 @@ func (m *TaskMetrics) Unmarshal(dAtA []byte) error {
 				b := dAtA[iNdEx]
 				iNdEx++
 				m.InputSize |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 9:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleRecordsWritten", wireType)
+			}
+			m.ShuffleRecordsWritten = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleRecordsWritten |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 10:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleBytesWritten", wireType)
+			}
+			m.ShuffleBytesWritten = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleBytesWritten |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 11:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleSpills", wireType)
+			}
+			m.ShuffleSpills = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleSpills |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 12:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleSpillBytes", wireType)
+			}
+			m.ShuffleSpillBytes = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleSpillBytes |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 13:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleWriteNanos", wireType)
+			}
+			m.ShuffleWriteNanos = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleWriteNanos |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 14:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleLocalBlocks", wireType)
+			}
+			m.ShuffleLocalBlocks = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleLocalBlocks |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 15:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleRemoteBlocks", wireType)
+			}
+			m.ShuffleRemoteBlocks = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleRemoteBlocks |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 16:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleLocalBytes", wireType)
+			}
+			m.ShuffleLocalBytes = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleLocalBytes |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 17:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleRemoteBytes", wireType)
+			}
+			m.ShuffleRemoteBytes = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleRemoteBytes |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 18:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleFetchWaitNanos", wireType)
+			}
+			m.ShuffleFetchWaitNanos = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleFetchWaitNanos |= int64(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
@@ -6857,9 +7909,48 @@ func (m *RegisteredExecutor) Unmarshal(dAtA []byte) error {
 			}
 			m.DriverId = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
-		case 2:
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field HeartbeatIntervalNanos", wireType)
+			}
+			m.HeartbeatIntervalNanos = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.HeartbeatIntervalNanos |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Batching", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Batching = bool(v != 0)
+		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Properties", wireType)
+				return fmt.Errorf("proto: wrong wireType = %d for field Settings", wireType)
 			}
 			var msglen int
 			for shift := uint(0); ; shift += 7 {
@@ -6886,8 +7977,170 @@ func (m *RegisteredExecutor) Unmarshal(dAtA []byte) error {
 			if postIndex > l {
 				return io.ErrUnexpectedEOF
 			}
-			if m.Properties == nil {
-				m.Properties = make(map[string]string)
+			if m.Settings == nil {
+				m.Settings = &ExecutorSettings{}
+			}
+			if err := m.Settings.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipFlint(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+func (m *ExecutorSettings) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowFlint
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: ExecutorSettings: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: ExecutorSettings: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Version", wireType)
+			}
+			m.Version = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.Version |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 2:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field TaskCpus", wireType)
+			}
+			m.TaskCpus = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.TaskCpus |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field MaxResultSize", wireType)
+			}
+			m.MaxResultSize = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.MaxResultSize |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field MaxDirectResultSize", wireType)
+			}
+			m.MaxDirectResultSize = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.MaxDirectResultSize |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 5:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Shuffle", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Shuffle == nil {
+				m.Shuffle = make(map[string]string)
 			}
 			var mapkey string
 			var mapvalue string
@@ -6982,13 +8235,13 @@ func (m *RegisteredExecutor) Unmarshal(dAtA []byte) error {
 					iNdEx += skippy
 				}
 			}
-			m.Properties[mapkey] = mapvalue
+			m.Shuffle[mapkey] = mapvalue
 			iNdEx = postIndex
-		case 3:
-			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HeartbeatIntervalNanos", wireType)
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field JobSettings", wireType)
 			}
-			m.HeartbeatIntervalNanos = 0
+			var msglen int
 			for shift := uint(0); ; shift += 7 {
 				if shift >= 64 {
 					return ErrIntOverflowFlint
@@ -6998,14 +8251,428 @@ func (m *RegisteredExecutor) Unmarshal(dAtA []byte) error {
 				}
 				b := dAtA[iNdEx]
 				iNdEx++
-				m.HeartbeatIntervalNanos |= int64(b&0x7F) << shift
+				msglen |= int(b&0x7F) << shift
 				if b < 0x80 {
 					break
 				}
 			}
-		case 4:
+			if msglen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.JobSettings == nil {
+				m.JobSettings = make(map[string]string)
+			}
+			var mapkey string
+			var mapvalue string
+			for iNdEx < postIndex {
+				entryPreIndex := iNdEx
+				var wire uint64
+				for shift := uint(0); ; shift += 7 {
+					if shift >= 64 {
+						return ErrIntOverflowFlint
+					}
+					if iNdEx >= l {
+						return io.ErrUnexpectedEOF
+					}
+					b := dAtA[iNdEx]
+					iNdEx++
+					wire |= uint64(b&0x7F) << shift
+					if b < 0x80 {
+						break
+					}
+				}
+				fieldNum := int32(wire >> 3)
+				if fieldNum == 1 {
+					var stringLenmapkey uint64
+					for shift := uint(0); ; shift += 7 {
+						if shift >= 64 {
+							return ErrIntOverflowFlint
+						}
+						if iNdEx >= l {
+							return io.ErrUnexpectedEOF
+						}
+						b := dAtA[iNdEx]
+						iNdEx++
+						stringLenmapkey |= uint64(b&0x7F) << shift
+						if b < 0x80 {
+							break
+						}
+					}
+					intStringLenmapkey := int(stringLenmapkey)
+					if intStringLenmapkey < 0 {
+						return ErrInvalidLengthFlint
+					}
+					postStringIndexmapkey := iNdEx + intStringLenmapkey
+					if postStringIndexmapkey < 0 {
+						return ErrInvalidLengthFlint
+					}
+					if postStringIndexmapkey > l {
+						return io.ErrUnexpectedEOF
+					}
+					mapkey = string(dAtA[iNdEx:postStringIndexmapkey])
+					iNdEx = postStringIndexmapkey
+				} else if fieldNum == 2 {
+					var stringLenmapvalue uint64
+					for shift := uint(0); ; shift += 7 {
+						if shift >= 64 {
+							return ErrIntOverflowFlint
+						}
+						if iNdEx >= l {
+							return io.ErrUnexpectedEOF
+						}
+						b := dAtA[iNdEx]
+						iNdEx++
+						stringLenmapvalue |= uint64(b&0x7F) << shift
+						if b < 0x80 {
+							break
+						}
+					}
+					intStringLenmapvalue := int(stringLenmapvalue)
+					if intStringLenmapvalue < 0 {
+						return ErrInvalidLengthFlint
+					}
+					postStringIndexmapvalue := iNdEx + intStringLenmapvalue
+					if postStringIndexmapvalue < 0 {
+						return ErrInvalidLengthFlint
+					}
+					if postStringIndexmapvalue > l {
+						return io.ErrUnexpectedEOF
+					}
+					mapvalue = string(dAtA[iNdEx:postStringIndexmapvalue])
+					iNdEx = postStringIndexmapvalue
+				} else {
+					iNdEx = entryPreIndex
+					skippy, err := skipFlint(dAtA[iNdEx:])
+					if err != nil {
+						return err
+					}
+					if (skippy < 0) || (iNdEx+skippy) < 0 {
+						return ErrInvalidLengthFlint
+					}
+					if (iNdEx + skippy) > postIndex {
+						return io.ErrUnexpectedEOF
+					}
+					iNdEx += skippy
+				}
+			}
+			m.JobSettings[mapkey] = mapvalue
+			iNdEx = postIndex
+		case 7:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field JobSecrets", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.JobSecrets == nil {
+				m.JobSecrets = make(map[string]string)
+			}
+			var mapkey string
+			var mapvalue string
+			for iNdEx < postIndex {
+				entryPreIndex := iNdEx
+				var wire uint64
+				for shift := uint(0); ; shift += 7 {
+					if shift >= 64 {
+						return ErrIntOverflowFlint
+					}
+					if iNdEx >= l {
+						return io.ErrUnexpectedEOF
+					}
+					b := dAtA[iNdEx]
+					iNdEx++
+					wire |= uint64(b&0x7F) << shift
+					if b < 0x80 {
+						break
+					}
+				}
+				fieldNum := int32(wire >> 3)
+				if fieldNum == 1 {
+					var stringLenmapkey uint64
+					for shift := uint(0); ; shift += 7 {
+						if shift >= 64 {
+							return ErrIntOverflowFlint
+						}
+						if iNdEx >= l {
+							return io.ErrUnexpectedEOF
+						}
+						b := dAtA[iNdEx]
+						iNdEx++
+						stringLenmapkey |= uint64(b&0x7F) << shift
+						if b < 0x80 {
+							break
+						}
+					}
+					intStringLenmapkey := int(stringLenmapkey)
+					if intStringLenmapkey < 0 {
+						return ErrInvalidLengthFlint
+					}
+					postStringIndexmapkey := iNdEx + intStringLenmapkey
+					if postStringIndexmapkey < 0 {
+						return ErrInvalidLengthFlint
+					}
+					if postStringIndexmapkey > l {
+						return io.ErrUnexpectedEOF
+					}
+					mapkey = string(dAtA[iNdEx:postStringIndexmapkey])
+					iNdEx = postStringIndexmapkey
+				} else if fieldNum == 2 {
+					var stringLenmapvalue uint64
+					for shift := uint(0); ; shift += 7 {
+						if shift >= 64 {
+							return ErrIntOverflowFlint
+						}
+						if iNdEx >= l {
+							return io.ErrUnexpectedEOF
+						}
+						b := dAtA[iNdEx]
+						iNdEx++
+						stringLenmapvalue |= uint64(b&0x7F) << shift
+						if b < 0x80 {
+							break
+						}
+					}
+					intStringLenmapvalue := int(stringLenmapvalue)
+					if intStringLenmapvalue < 0 {
+						return ErrInvalidLengthFlint
+					}
+					postStringIndexmapvalue := iNdEx + intStringLenmapvalue
+					if postStringIndexmapvalue < 0 {
+						return ErrInvalidLengthFlint
+					}
+					if postStringIndexmapvalue > l {
+						return io.ErrUnexpectedEOF
+					}
+					mapvalue = string(dAtA[iNdEx:postStringIndexmapvalue])
+					iNdEx = postStringIndexmapvalue
+				} else {
+					iNdEx = entryPreIndex
+					skippy, err := skipFlint(dAtA[iNdEx:])
+					if err != nil {
+						return err
+					}
+					if (skippy < 0) || (iNdEx+skippy) < 0 {
+						return ErrInvalidLengthFlint
+					}
+					if (iNdEx + skippy) > postIndex {
+						return io.ErrUnexpectedEOF
+					}
+					iNdEx += skippy
+				}
+			}
+			m.JobSecrets[mapkey] = mapvalue
+			iNdEx = postIndex
+		case 8:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ResultSecret", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ResultSecret = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 9:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field DriverHost", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.DriverHost = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 10:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Batching", wireType)
+				return fmt.Errorf("proto: wrong wireType = %d for field IdleTimeoutNanos", wireType)
+			}
+			m.IdleTimeoutNanos = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.IdleTimeoutNanos |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 11:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field LogLevel", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.LogLevel = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 12:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field LogFormat", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.LogFormat = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 13:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field DriverId", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.DriverId = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 14:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ResultsTls", wireType)
 			}
 			var v int
 			for shift := uint(0); ; shift += 7 {
@@ -7022,7 +8689,7 @@ func (m *RegisteredExecutor) Unmarshal(dAtA []byte) error {
 					break
 				}
 			}
-			m.Batching = bool(v != 0)
+			m.ResultsTls = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := skipFlint(dAtA[iNdEx:])
@@ -7851,6 +9518,127 @@ func (m *ReleaseResult) Unmarshal(dAtA []byte) error {
 	}
 	return nil
 }
+func (m *ReleaseShuffle) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowFlint
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: ReleaseShuffle: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: ReleaseShuffle: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Namespace", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Namespace = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ShuffleId", wireType)
+			}
+			m.ShuffleId = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ShuffleId |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 3:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field All", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.All = bool(v != 0)
+		default:
+			iNdEx = preIndex
+			skippy, err := skipFlint(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
 func (m *DriverMessage) Unmarshal(dAtA []byte) error {
 	l := len(dAtA)
 	iNdEx := 0
@@ -8194,6 +9982,41 @@ func (m *DriverMessage) Unmarshal(dAtA []byte) error {
 				return err
 			}
 			m.Message = &DriverMessage_Acks{v}
+			iNdEx = postIndex
+		case 10:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ReleaseShuffle", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowFlint
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthFlint
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthFlint
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			v := &ReleaseShuffle{}
+			if err := v.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			m.Message = &DriverMessage_ReleaseShuffle{v}
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/statusupdate"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/uri"
 )
 
@@ -52,6 +52,11 @@ type Config struct {
 	FetcherCacheBytes int64 // default 2 GiB, as Mesos' --fetcher_cache_size
 	// Env is the environment executors inherit (nil: os.Environ()).
 	Env []string
+	// SecretResolver resolves the Mesos secrets of launches, as Mesos'
+	// --secret_resolver module (nil: containerizer.DefaultSecretResolver,
+	// value secrets only; containerizer.DirSecretResolver is a file-backed
+	// store that resolves references too).
+	SecretResolver containerizer.SecretResolver
 
 	RegistrationTimeout    time.Duration // executor must subscribe within (1m)
 	ReregistrationTimeout  time.Duration // recovered executor must re-subscribe within (5s)
@@ -64,7 +69,12 @@ type Config struct {
 	UpdateRetryMax         time.Duration // status update retry cap (10m)
 	ReregisterBackoff      time.Duration // between registration attempts (1s)
 	PollInterval           time.Duration // liveness poll of recovered processes (100ms)
-	Logger                 logrus.FieldLogger
+	// Clock drives the registration loop (the wait between attempts and the
+	// watchdog that re-registers once the master's pings stopped) and the
+	// kill grace periods of processes (SIGTERM, then SIGKILL once the grace
+	// has passed on it): the wall clock by default; tests drive a clock.Fake.
+	Clock  clock.Clock
+	Logger logrus.FieldLogger
 }
 
 func (c *Config) defaults() error {
@@ -97,6 +107,9 @@ func (c *Config) defaults() error {
 	def(&c.UpdateRetryMax, 10*time.Minute)
 	def(&c.ReregisterBackoff, time.Second)
 	def(&c.PollInterval, 100*time.Millisecond)
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
 	if c.Logger == nil {
 		c.Logger = logrus.StandardLogger()
 	}
@@ -122,21 +135,23 @@ type Agent struct {
 	closed  bool
 	// killing: the agent was closed by Close (its processes are killed),
 	// not by Stop (they are left for the next agent).
-	killing    bool
-	inbox      []link.MasterMessage
-	inboxReady chan struct{}
-	reregister chan struct{}
-	lastPing   time.Time
-	pingEvery  time.Duration
-	frameworks map[string]*framework
-	gcTimers   map[*time.Timer]struct{}
+	killing     bool
+	inbox       []link.MasterMessage
+	inboxReady  chan struct{}
+	reregister  chan struct{}
+	lastPing    time.Time
+	pingEvery   time.Duration
+	pingTimeout time.Duration // silence after which the master is gone
+	frameworks  map[string]*framework
+	gcTimers    map[*time.Timer]struct{}
 
 	// checkpoint state usable without a.mu
-	ckptFW      sync.Map     // framework id → true for checkpointing frameworks
-	ckptAgent   atomic.Value // agent id (string) once known
-	ckptAny     atomic.Bool  // some framework checkpoints
-	ckptMu      sync.Mutex
-	ckptWritten bool
+	ckptFW    sync.Map     // framework id → true for checkpointing frameworks
+	ckptAgent atomic.Value // agent id (string) once known
+	ckptAny   atomic.Bool  // some framework checkpoints
+	ckptMu    sync.Mutex
+	ckptEmpty bool // updates.json was last written with no update
+	ckpt      *checkpointWriter
 }
 
 var _ link.Agent = (*Agent)(nil)
@@ -177,12 +192,14 @@ func New(cfg Config) (*Agent, error) {
 		inboxReady: make(chan struct{}, 1), reregister: make(chan struct{}, 1),
 		frameworks: map[string]*framework{}, gcTimers: map[*time.Timer]struct{}{},
 	}
+	a.ckpt = newCheckpointWriter(cfg.Logger, a.checkpointUpdates)
 	a.sum = statusupdate.New(statusupdate.Config{
 		Forward: a.forwardUpdate, RetryMin: cfg.UpdateRetryMin, RetryMax: cfg.UpdateRetryMax,
-		Changed: a.checkpointUpdates, Logger: cfg.Logger,
+		Changed: a.ckpt.updatesChanged, Logger: cfg.Logger,
 	})
 	if err := a.recover(); err != nil {
 		a.sum.Close()
+		a.ckpt.close()
 		cancel()
 		return nil, err
 	}
@@ -227,6 +244,9 @@ func (a *Agent) Start(ctx context.Context, m link.Master) error {
 	}
 }
 
+// registration is what the agent (re-)registers with: its info, and the
+// frameworks, custom executors and tasks it still runs, as Mesos' agent
+// builds ReregisterSlaveMessage.
 func (a *Agent) registration() link.Registration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -246,11 +266,74 @@ func (a *Agent) registration() link.Registration {
 			if ex.state == exTerminated {
 				continue
 			}
-			r.Executors = append(r.Executors, link.Executor{FrameworkID: fw.id(), Info: ex.info})
+			// Command executors are the agent's own (Mesos' agent leaves
+			// them out of ReregisterSlaveMessage: "the master doesn't
+			// store them"); their tasks are reported. Reporting one
+			// would make the master book its allowance beside the task.
+			if ex.command == nil {
+				r.Executors = append(r.Executors, link.Executor{FrameworkID: fw.id(), Info: ex.info})
+			}
 			r.Tasks = append(r.Tasks, ex.reportTasks(a.agentID)...)
 		}
 	}
+	a.reportPendingLocked(&r)
 	return r
+}
+
+// reportPendingLocked adds the launches still waiting in the inbox as
+// TASK_STAGING, with their new executors and frameworks, as Mesos' agent
+// reports its pending tasks on re-registration: a master must not take a
+// task it sent for unknown (and lose it) because the agent had not
+// handled the RunTask yet when it re-registered.
+func (a *Agent) reportPendingLocked(r *link.Registration) {
+	seenFw := map[string]bool{}
+	seenEx := map[string]bool{}
+	for i := range r.Frameworks {
+		seenFw[r.Frameworks[i].GetID().GetValue()] = true
+	}
+	for i := range r.Executors {
+		seenEx[r.Executors[i].FrameworkID.Value+"\x00"+r.Executors[i].Info.ExecutorID.Value] = true
+	}
+	for _, m := range a.inbox {
+		rt := m.RunTask
+		if rt == nil {
+			continue
+		}
+		fwID := rt.Framework.GetID().GetValue()
+		if fwID == "" {
+			continue
+		}
+		if !seenFw[fwID] {
+			seenFw[fwID] = true
+			r.Frameworks = append(r.Frameworks, rt.Framework)
+		}
+		exec := rt.Executor
+		if exec == nil && rt.Task != nil {
+			exec = rt.Task.Executor
+		}
+		var exID *mesos.ExecutorID
+		if exec != nil {
+			id := exec.ExecutorID
+			exID = &id
+			if k := fwID + "\x00" + id.Value; !seenEx[k] {
+				seenEx[k] = true
+				r.Executors = append(r.Executors, link.Executor{FrameworkID: mesos.FrameworkID{Value: fwID}, Info: *exec})
+			}
+		}
+		var tasks []mesos.TaskInfo
+		if rt.Task != nil {
+			tasks = append(tasks, *rt.Task)
+		}
+		if rt.Group != nil {
+			tasks = append(tasks, rt.Group.Tasks...)
+		}
+		for _, t := range tasks {
+			r.Tasks = append(r.Tasks, mesos.Task{
+				Name: t.Name, TaskID: t.TaskID, FrameworkID: mesos.FrameworkID{Value: fwID}, ExecutorID: exID,
+				AgentID: mesos.AgentID{Value: a.agentID}, State: mesos.TASK_STAGING.Enum(), Resources: t.Resources,
+			})
+		}
+	}
 }
 
 func (a *Agent) registrationLoop(ctx context.Context, first chan<- error) {
@@ -284,8 +367,11 @@ func (a *Agent) registrationLoop(ctx context.Context, first chan<- error) {
 func (a *Agent) registered(reg link.Registered) {
 	a.mu.Lock()
 	a.agentID = reg.AgentID.Value
-	a.pingEvery = reg.PingInterval
-	a.lastPing = time.Now()
+	a.pingEvery, a.pingTimeout = reg.PingInterval, reg.PingTimeout
+	if a.pingTimeout <= 0 {
+		a.pingTimeout = 5 * reg.PingInterval
+	}
+	a.lastPing = a.cfg.Clock.Now()
 	a.mu.Unlock()
 	a.ckptAgent.Store(reg.AgentID.Value)
 	a.writeAgentID(reg.AgentID.Value)
@@ -295,17 +381,17 @@ func (a *Agent) registered(reg link.Registered) {
 
 // waitForReregistration blocks until the agent must register again (it
 // returns true) or ctx ends (false). While registered it watches pings:
-// five missed intervals mean the master is gone.
+// no ping for the master's announced ping timeout means it is gone.
 func (a *Agent) waitForReregistration(ctx context.Context, ok bool) bool {
 	if !ok {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(a.cfg.ReregisterBackoff):
+		case <-a.cfg.Clock.After(a.cfg.ReregisterBackoff):
 			return true
 		}
 	}
-	tick := time.NewTicker(a.cfg.ReregisterBackoff)
+	tick := a.cfg.Clock.NewTicker(a.cfg.ReregisterBackoff)
 	defer tick.Stop()
 	for {
 		select {
@@ -313,9 +399,9 @@ func (a *Agent) waitForReregistration(ctx context.Context, ok bool) bool {
 			return false
 		case <-a.reregister:
 			return true
-		case <-tick.C:
+		case <-tick.C():
 			a.mu.Lock()
-			silent := a.pingEvery > 0 && time.Since(a.lastPing) > 5*a.pingEvery
+			silent := a.pingEvery > 0 && a.cfg.Clock.Now().Sub(a.lastPing) > a.pingTimeout
 			a.mu.Unlock()
 			if silent {
 				return true
@@ -323,6 +409,11 @@ func (a *Agent) waitForReregistration(ctx context.Context, ok bool) bool {
 		}
 	}
 }
+
+// MasterDetected tells the agent that a new leading master was elected
+// (ZooKeeper): it re-registers now, as a Mesos agent does when its master
+// detector reports a new leader, instead of after its ping timeout.
+func (a *Agent) MasterDetected() { a.triggerReregistration() }
 
 func (a *Agent) triggerReregistration() {
 	select {
@@ -347,9 +438,11 @@ func (a *Agent) sendLocked(m link.AgentMessage) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		if err := master.FromAgent(a.ctx, id, m); errors.Is(err, link.ErrUnknownAgent) {
-			a.triggerReregistration()
-		} else if err != nil {
+		// A master that does not know the agent (it restarted) ignores its
+		// messages, as Mesos' does ("Ignoring … from unknown agent"): the
+		// agent re-registers once the master has been silent for its ping
+		// timeout, or at once when a new leader is detected (MasterDetected).
+		if err := master.FromAgent(a.ctx, id, m); err != nil {
 			a.log.WithError(err).Debug("agent: message to master failed")
 		}
 	}()
@@ -362,11 +455,7 @@ func (a *Agent) forwardUpdate(ctx context.Context, u link.StatusUpdate) error {
 	if master == nil {
 		return ErrClosed
 	}
-	err := master.FromAgent(ctx, id, link.AgentMessage{StatusUpdate: &u})
-	if errors.Is(err, link.ErrUnknownAgent) {
-		a.triggerReregistration()
-	}
-	return err
+	return master.FromAgent(ctx, id, link.AgentMessage{StatusUpdate: &u})
 }
 
 // Deliver queues a master message; it returns at once.
@@ -412,7 +501,7 @@ func (a *Agent) handle(m link.MasterMessage) {
 	switch {
 	case m.Ping != nil:
 		a.mu.Lock()
-		a.lastPing = time.Now()
+		a.lastPing = a.cfg.Clock.Now()
 		a.mu.Unlock()
 		a.send(link.AgentMessage{Pong: &link.Pong{Seq: m.Ping.Seq}})
 	case m.RunTask != nil:
@@ -427,6 +516,8 @@ func (a *Agent) handle(m link.MasterMessage) {
 		a.acknowledge(*m.Acknowledge)
 	case m.FrameworkMessage != nil:
 		a.frameworkMessage(*m.FrameworkMessage)
+	case m.ReconcileTasks != nil:
+		a.reconcileTasks(*m.ReconcileTasks)
 	case m.UpdateFramework != nil:
 		a.mu.Lock()
 		if fw := a.frameworks[m.UpdateFramework.Framework.GetID().GetValue()]; fw != nil {
@@ -489,6 +580,7 @@ func (a *Agent) stop(kill bool) {
 	a.cancel()
 	a.sum.Close()
 	a.wg.Wait()
+	a.ckpt.close() // every checkpoint change is on disk
 }
 
 // killAndWait kills p's process tree and waits for the leader to end,
@@ -513,16 +605,4 @@ func (a *Agent) launchedAfterCloseLocked(ex *execRun, proc *containerizer.Proces
 	}
 	ex.proc = proc
 	a.checkpointLocked(ex)
-}
-
-func newUUID() []byte {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return b
-}
-
-func uuidString(b []byte) string {
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

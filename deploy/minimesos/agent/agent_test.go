@@ -10,6 +10,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 func TestCommandTaskLifecycle(t *testing.T) {
@@ -89,20 +91,32 @@ func TestCommandMissing(t *testing.T) {
 // see TASK_KILLING first.
 func TestCommandKillIgnoringSIGTERM(t *testing.T) {
 	m := newFakeMaster()
-	ta := startAgent(t, m, fastConfig(t, t.TempDir()))
+	cfg := fastConfig(t, t.TempDir())
+	clk := clock.NewFake(time.Time{})
+	cfg.Clock = clk
+	ta := startAgent(t, m, cfg)
 	fw := fwInfo("fw", false)
 	fw.Capabilities = []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_TASK_KILLING_STATE}}
-	task := cmdTask("stubborn", "trap '' TERM; sleep 100 & wait; wait")
+	trapped := filepath.Join(t.TempDir(), "trapped")
+	ticks := filepath.Join(t.TempDir(), "ticks")
+	task := cmdTask("stubborn", "trap '' TERM; touch "+trapped+"; while :; do echo tick >> "+ticks+"; sleep 0.02; done")
 	task.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(300 * time.Millisecond)}}
 	runTask(t, ta, fw, task)
 	m.waitState(t, "stubborn", mesos.TASK_RUNNING)
-	time.Sleep(100 * time.Millisecond) // let the shell install its trap
-	start := time.Now()
+	waitfor.True(t, 10*time.Second, "the shell to install its trap", func() bool { return exists(trapped) })
 	m.deliver(t, link.MasterMessage{KillTask: &link.KillTask{FrameworkID: *fw.ID, TaskID: task.TaskID}})
-	st := m.waitState(t, "stubborn", mesos.TASK_KILLED)
-	if el := time.Since(start); el < 250*time.Millisecond {
-		t.Fatalf("killed after %v, before the grace period", el)
+	// SIGTERM is sent, then SIGKILL armed for the kill policy's grace on
+	// the agent's clock: the task ends only once that has passed.
+	waitfor.True(t, 10*time.Second, "SIGKILL armed for the task's grace period", func() bool { return clk.HasPending(300 * time.Millisecond) })
+	m.waitState(t, "stubborn", mesos.TASK_KILLING)
+	count := func() int { b, _ := os.ReadFile(ticks); return strings.Count(string(b), "tick\n") }
+	n := count()
+	waitfor.True(t, 10*time.Second, "a tick after SIGTERM (the task ignores it)", func() bool { return count() > n })
+	if got := stateNames(m.states("stubborn")); got != "TASK_STARTING,TASK_RUNNING,TASK_KILLING" {
+		t.Fatalf("updates before the grace period passed: %s", got)
 	}
+	clk.Advance(300 * time.Millisecond)
+	st := m.waitState(t, "stubborn", mesos.TASK_KILLED)
 	if st.GetMessage() != "Command terminated with signal Killed" {
 		t.Fatalf("message %q", st.GetMessage())
 	}
@@ -127,19 +141,11 @@ func TestCustomExecutor(t *testing.T) {
 	}
 	m.waitState(t, "t2", mesos.TASK_RUNNING)
 	m.deliver(t, link.MasterMessage{FrameworkMessage: &link.FrameworkMessage{FrameworkID: *fw.ID, ExecutorID: ex.ExecutorID, Data: []byte("ping")}})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitfor.True(t, 10*time.Second, "the executor's message to reach the master", func() bool {
 		m.mu.Lock()
-		n := len(m.msgs)
-		m.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("executor message never reached the master")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer m.mu.Unlock()
+		return len(m.msgs) > 0
+	})
 	m.deliver(t, link.MasterMessage{KillTask: &link.KillTask{FrameworkID: *fw.ID, TaskID: mesos.TaskID{Value: "t2"}}})
 	m.waitState(t, "t2", mesos.TASK_KILLED)
 
@@ -172,7 +178,7 @@ func TestExecutorCrashAndRegistrationTimeout(t *testing.T) {
 	if st.GetReason() != mesos.REASON_EXECUTOR_TERMINATED || *st.Source != mesos.SOURCE_AGENT {
 		t.Fatalf("crash status %v %v", st.GetReason(), st.Source)
 	}
-	if e := m.waitExited(t, "crasher"); e.Status != 2 {
+	if e := m.waitExited(t, "crasher"); e.Status != 2<<8 {
 		t.Fatalf("crash exit status %d", e.Status)
 	}
 	runTask(t, ta, fw, executorTask("s1", "finish", executorInfo("silent", "TESTEXEC_MODE", "nosubscribe")))
@@ -180,7 +186,7 @@ func TestExecutorCrashAndRegistrationTimeout(t *testing.T) {
 	if st.GetReason() != mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT {
 		t.Fatalf("timeout status %v %q", st.GetReason(), st.GetMessage())
 	}
-	if e := m.waitExited(t, "silent"); e.Status != 128+9 {
+	if e := m.waitExited(t, "silent"); e.Status != 9 { // SIGKILL, as wait(2) reports it
 		t.Fatalf("silent exit status %d", e.Status)
 	}
 }
@@ -201,16 +207,10 @@ func TestFrameworkShutdownAndGC(t *testing.T) {
 	m.waitExited(t, "exa")
 	m.waitExited(t, "b")
 	dir := filepath.Join(cfg.WorkDir, "slaves/S1/frameworks/fw/executors/exa")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(dir); os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("sandbox not garbage collected")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.True(t, 10*time.Second, "the sandbox to be garbage collected", func() bool {
+		_, err := os.Stat(dir)
+		return os.IsNotExist(err)
+	})
 }
 
 func TestParseResourcesAndAttributes(t *testing.T) {

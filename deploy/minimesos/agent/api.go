@@ -180,13 +180,20 @@ func (a *Agent) executorUpdate(w http.ResponseWriter, ex *execRun, st mesos.Task
 		st.Timestamp = now()
 	}
 	dup, err := a.updateLocked(ex.fw, &ex.info.ExecutorID, st)
-	if err == nil || dup {
-		if ex.sub != nil {
-			ex.sub.push(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
-		}
+	accepted := err == nil || dup
+	if accepted {
 		a.checkpointLocked(ex)
 	}
+	sub, durable, mark := ex.sub, ex.fw.info.GetCheckpoint(), a.ckpt.mark()
 	a.mu.Unlock()
+	if accepted && sub != nil {
+		if durable {
+			// As Mesos' agent, acknowledge a checkpointing framework's update
+			// only once it is checkpointed (a restarted agent resends it).
+			a.ckpt.wait(mark)
+		}
+		sub.push(&executor.Event{Type: executor.Event_ACKNOWLEDGED, Acknowledged: &executor.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}})
+	}
 	if err != nil {
 		mesoshttp.BadRequest(w, err.Error())
 		return
@@ -244,7 +251,11 @@ func (a *Agent) subscribe(w http.ResponseWriter, r *http.Request, _ mesoshttp.Me
 		a.flushQueuedLocked(ex)
 	}
 	a.checkpointLocked(ex)
+	durable, mark := ex.fw.info.GetCheckpoint(), a.ckpt.mark()
 	a.mu.Unlock()
+	if durable {
+		a.ckpt.wait(mark) // the re-sent updates it acknowledges are checkpointed
+	}
 
 	stream := mesoshttp.StartStream(w, mt, nil)
 	defer stream.Close()

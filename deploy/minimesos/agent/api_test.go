@@ -17,6 +17,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/mesoshttp"
+	"github.com/flint-mesos/flint/internal/uuid"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 func post(t *testing.T, ta *testAgent, ctype, accept string, body []byte) *http.Response {
@@ -56,29 +58,21 @@ func TestExecutorAPIValidation(t *testing.T) {
 	fw := fwInfo("fw", true)
 	// The executor process never subscribes; the test speaks for it.
 	runTask(t, ta, fw, executorTask("mine", "run", executorInfo("raw", "TESTEXEC_MODE", "nosubscribe")))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitfor.True(t, 10*time.Second, "the executor to start", func() bool {
 		ta.mu.Lock()
-		ok := ta.frameworks["fw"] != nil && ta.frameworks["fw"].executors["raw"] != nil && ta.frameworks["fw"].executors["raw"].proc != nil
-		ta.mu.Unlock()
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("executor never started")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer ta.mu.Unlock()
+		return ta.frameworks["fw"] != nil && ta.frameworks["fw"].executors["raw"] != nil && ta.frameworks["fw"].executors["raw"].proc != nil
+	})
 	ids := func(c executor.Call) *executor.Call {
 		c.FrameworkID, c.ExecutorID = mesos.FrameworkID{Value: "fw"}, mesos.ExecutorID{Value: "raw"}
 		return &c
 	}
-	uuid := newUUID()
+	uid := uuid.New()
 	update := func(task string, st mesos.TaskState, src mesos.TaskStatus_Source, u []byte) *executor.Call {
 		return ids(executor.Call{Type: executor.Call_UPDATE, Update: &executor.Call_Update{Status: mesos.TaskStatus{
 			TaskID: mesos.TaskID{Value: task}, State: st.Enum(), Source: src.Enum(), UUID: u}}})
 	}
-	good := update("mine", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, uuid)
+	good := update("mine", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, uid)
 	const PB = "application/x-protobuf"
 
 	req, _ := http.NewRequest(http.MethodGet, "http://"+ta.cfg.Endpoint+"/api/v1/executor", nil)
@@ -101,8 +95,8 @@ func TestExecutorAPIValidation(t *testing.T) {
 		"unknown type":      {PB, "", pb(t, ids(executor.Call{Type: executor.Call_UNKNOWN})), 501},
 		"update missing":    {PB, "", pb(t, ids(executor.Call{Type: executor.Call_UPDATE})), 400},
 		"short uuid":        {PB, "", pb(t, update("mine", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, []byte("x"))), 400},
-		"staging":           {PB, "", pb(t, update("mine", mesos.TASK_STAGING, mesos.SOURCE_EXECUTOR, uuid)), 400},
-		"wrong source":      {PB, "", pb(t, update("mine", mesos.TASK_RUNNING, mesos.SOURCE_MASTER, uuid)), 400},
+		"staging":           {PB, "", pb(t, update("mine", mesos.TASK_STAGING, mesos.SOURCE_EXECUTOR, uid)), 400},
+		"wrong source":      {PB, "", pb(t, update("mine", mesos.TASK_RUNNING, mesos.SOURCE_MASTER, uid)), 400},
 		"subscribe missing": {PB, "", pb(t, ids(executor.Call{Type: executor.Call_SUBSCRIBE})), 400},
 		"not acceptable":    {PB, "text/html", pb(t, ids(executor.Call{Type: executor.Call_SUBSCRIBE, Subscribe: &executor.Call_Subscribe{}})), 406},
 	} {
@@ -138,7 +132,7 @@ func TestExecutorAPIValidation(t *testing.T) {
 	if got := code(t, post(t, ta, PB, "", pb(t, ids(executor.Call{Type: executor.Call_HEARTBEAT})))); got != 202 {
 		t.Fatalf("HEARTBEAT: %d", got)
 	}
-	if got := code(t, post(t, ta, PB, "", pb(t, update("not-mine", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, newUUID())))); got != 400 {
+	if got := code(t, post(t, ta, PB, "", pb(t, update("not-mine", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, uuid.New())))); got != 400 {
 		t.Fatalf("update for a task the executor does not own: %d", got)
 	}
 	// UPDATE is acknowledged on the stream; a duplicate is re-acknowledged.
@@ -146,7 +140,7 @@ func TestExecutorAPIValidation(t *testing.T) {
 		if got := code(t, post(t, ta, PB, "", pb(t, good))); got != 202 {
 			t.Fatalf("UPDATE: %d", got)
 		}
-		if e := next(); e.Type != executor.Event_ACKNOWLEDGED || !bytes.Equal(e.Acknowledged.UUID, uuid) {
+		if e := next(); e.Type != executor.Event_ACKNOWLEDGED || !bytes.Equal(e.Acknowledged.UUID, uid) {
 			t.Fatalf("ack event %v", e)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor"
 )
 
 // terminalCounter signals once n distinct tasks reached a terminal state
@@ -103,7 +104,7 @@ func BenchmarkExecutorStart(b *testing.B) {
 	start = time.Now()
 	for range b.N {
 		cmd := exec.Command(testExecutor)
-		cmd.Env = append(os.Environ(), "TESTEXEC_MODE=exit")
+		cmd.Env = append(os.Environ(), testexecutor.Env+"=1", "TESTEXEC_MODE=exit")
 		if err := cmd.Run(); err != nil {
 			b.Fatal(err)
 		}

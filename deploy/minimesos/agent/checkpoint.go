@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,20 +50,85 @@ func (a *Agent) runMetaDir(ex *execRun) string {
 	return filepath.Join(a.metaDir(), a.agentID, "frameworks", ex.fw.id().Value, "executors", ex.info.ExecutorID.Value, "runs", ex.containerID)
 }
 
+// writeJSON checkpoints v at path so that a crash at any point leaves
+// either the previous complete file or the new one, as Mesos' checkpoints
+// do: the content is written to a temporary file and synced, renamed over
+// path, and the directory (with every directory this call created, and
+// the existing one that holds them) synced so the rename survives too.
 func writeJSON(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	return writeJSONBytes(path, b)
+}
+
+// testHookCheckpointWrite, if set (tests only), runs before each
+// checkpoint file is written.
+var testHookCheckpointWrite func(path string)
+
+// writeJSONBytes is writeJSON of an encoded value.
+func writeJSONBytes(path string, b []byte) error {
+	if testHookCheckpointWrite != nil {
+		testHookCheckpointWrite(path)
+	}
+	dir := filepath.Dir(path)
+	top := dir // the highest directory this call creates, or dir
+	for p := dir; ; {
+		if _, err := os.Stat(p); err == nil {
+			break
+		}
+		top = p
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		p = parent
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := writeSynced(tmp, b); err != nil {
 		_ = os.Remove(tmp) // a full disk keeps the last complete checkpoint
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		if err := syncDir(p); err != nil {
+			return err
+		}
+		if p == top {
+			if top != dir {
+				return syncDir(filepath.Dir(top)) // it gained top's entry
+			}
+			return nil
+		}
+	}
+}
+
+// writeSynced writes b to a new file at path and syncs it to disk.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// syncDir syncs a directory's entries (a rename or a new file in it).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 func (a *Agent) writeAgentID(id string) {
@@ -72,7 +138,8 @@ func (a *Agent) writeAgentID(id string) {
 }
 
 // checkpointLocked records ex's run (no-op before its process exists
-// and for terminated runs).
+// and for terminated runs). The record is encoded here and written by
+// a.ckpt, after a.mu is released.
 func (a *Agent) checkpointLocked(ex *execRun) {
 	if ex.fw.info.GetCheckpoint() {
 		a.ckptFW.Store(ex.fw.id().Value, true)
@@ -81,31 +148,51 @@ func (a *Agent) checkpointLocked(ex *execRun) {
 	if ex.state == exTerminated || a.agentID == "" {
 		return
 	}
+	rs := runState{Framework: ex.fw.info, Executor: ex.info, ContainerID: ex.containerID, Sandbox: ex.sandbox}
+	if ex.proc != nil {
+		rs.Pid, rs.StartTime = ex.proc.Pid(), ex.proc.StartTime()
+	}
 	if !ex.fw.info.GetCheckpoint() {
-		// Only the pid matters (to kill it after a restart): write once.
+		// Only the process matters (a restarted agent kills it and removes
+		// the run): written once, without the tasks. Their TaskInfos carry
+		// the tasks' data, and encoding megabytes of it under a.mu stalled
+		// the agent for seconds on a loaded machine (pings unanswered, an
+		// executor's SUBSCRIBE past its 5 s header timeout).
 		if ex.proc == nil || ex.pidRecorded {
 			return
 		}
 		ex.pidRecorded = true
-	}
-	rs := runState{Framework: ex.fw.info, Executor: ex.info, ContainerID: ex.containerID, Sandbox: ex.sandbox}
-	if ex.proc != nil {
-		rs.Pid, rs.StartTime = ex.proc.Pid(), ex.proc.StartTime()
+		a.queueRunRecordLocked(ex, rs)
+		return
 	}
 	if ex.command != nil {
 		rs.Command, rs.Killed = &ex.command.info, ex.command.killed
 	}
 	for _, t := range ex.tasks {
-		rs.Tasks = append(rs.Tasks, taskState{Info: t.info, State: t.state, Launched: t.launched, Group: t.group})
+		info := t.info
+		if t.launched {
+			// The executor has the data; recovery only re-sends tasks not yet
+			// launched. Rewriting it on every status update would encode
+			// megabytes under a.mu for tasks with large inputs.
+			info.Data = nil
+		}
+		rs.Tasks = append(rs.Tasks, taskState{Info: info, State: t.state, Launched: t.launched, Group: t.group})
 	}
-	if err := writeJSON(filepath.Join(a.runMetaDir(ex), "run.json"), rs); err != nil {
+	a.queueRunRecordLocked(ex, rs)
+}
+
+func (a *Agent) queueRunRecordLocked(ex *execRun, rs runState) {
+	b, err := json.Marshal(rs)
+	if err != nil {
 		a.log.WithError(err).Warn("agent: checkpointing executor run")
+		return
 	}
+	a.ckpt.write(filepath.Join(a.runMetaDir(ex), "run.json"), b)
 }
 
 func (a *Agent) removeCheckpointLocked(ex *execRun) {
 	if a.agentID != "" {
-		_ = os.RemoveAll(filepath.Join(a.metaDir(), a.agentID, "frameworks", ex.fw.id().Value, "executors", ex.info.ExecutorID.Value))
+		a.ckpt.removeAll(filepath.Join(a.metaDir(), a.agentID, "frameworks", ex.fw.id().Value, "executors", ex.info.ExecutorID.Value))
 	}
 }
 
@@ -115,13 +202,13 @@ func (a *Agent) removeCheckpointLocked(ex *execRun) {
 func (a *Agent) dropFrameworkCheckpointLocked(id string) {
 	a.ckptFW.Delete(id)
 	if a.agentID != "" {
-		_ = os.RemoveAll(filepath.Join(a.metaDir(), a.agentID, "frameworks", id))
+		a.ckpt.removeAll(filepath.Join(a.metaDir(), a.agentID, "frameworks", id))
 	}
 }
 
 // checkpointUpdates saves the unacknowledged updates of checkpointing
-// frameworks. Called by the status update manager without its lock (and
-// possibly with a.mu held: it must not take a.mu).
+// frameworks. a.ckpt calls it, without a.mu (which it must not take),
+// when the status update manager's streams changed.
 func (a *Agent) checkpointUpdates() {
 	id, _ := a.ckptAgent.Load().(string)
 	if id == "" || !a.ckptAny.Load() {
@@ -135,10 +222,14 @@ func (a *Agent) checkpointUpdates() {
 	}
 	a.ckptMu.Lock()
 	defer a.ckptMu.Unlock()
-	if len(keep) == 0 && !a.ckptWritten {
+	// An empty list is written once, and after a non-empty one: the
+	// change that called for this write may concern an update already
+	// acknowledged (writes run after the change), and the file must still
+	// say that nothing is pending.
+	if len(keep) == 0 && a.ckptEmpty {
 		return
 	}
-	a.ckptWritten = true
+	a.ckptEmpty = len(keep) == 0
 	if err := writeJSON(filepath.Join(a.metaDir(), id, "updates.json"), keep); err != nil {
 		a.log.WithError(err).Warn("agent: checkpointing status updates")
 	}
@@ -156,9 +247,7 @@ func (a *Agent) recover() error {
 	if err != nil || json.Unmarshal(b, &id) != nil || containerizer.CheckID("agent", id) != nil {
 		return fmt.Errorf("agent: corrupt checkpoint %s: %v", filepath.Join(a.metaDir(), "latest"), err)
 	}
-	if a.agentID == "" {
-		a.agentID = id
-	}
+	a.agentID = cmp.Or(a.agentID, id)
 	if a.agentID != id {
 		return nil
 	}

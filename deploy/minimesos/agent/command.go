@@ -6,6 +6,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
+	"github.com/flint-mesos/flint/internal/uuid"
 )
 
 // Resources the command executor adds for itself, as Mesos does.
@@ -69,7 +70,7 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 	}
 	ex.state = exRunning
 	ex.tasks[ti.TaskID.Value] = &task{info: ti, state: mesos.TASK_STAGING, launched: true}
-	spec := containerizer.Spec{Command: *ti.Command, Sandbox: ex.sandbox, Env: a.envLocked(ex, *ti.Command), User: runAs(*ti.Command, fw.info)}
+	spec := containerizer.Spec{Command: *ti.Command, Sandbox: ex.sandbox, Env: a.envLocked(ex, *ti.Command), User: runAs(*ti.Command, fw.info), Container: ti.Container, Secrets: a.cfg.SecretResolver, Clock: a.cfg.Clock}
 	a.checkpointLocked(ex)
 	a.wg.Add(1)
 	go func() {
@@ -114,7 +115,7 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 func (a *Agent) commandUpdateLocked(ex *execRun, state mesos.TaskState, reason *mesos.TaskStatus_Reason, msg string) {
 	st := mesos.TaskStatus{
 		TaskID: ex.command.info.TaskID, State: state.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(),
-		ExecutorID: &ex.info.ExecutorID, UUID: newUUID(), Timestamp: now(), Reason: reason,
+		ExecutorID: &ex.info.ExecutorID, UUID: uuid.New(), Timestamp: now(), Reason: reason,
 	}
 	if msg != "" {
 		st.Message = &msg

@@ -8,6 +8,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
+	"github.com/flint-mesos/flint/internal/uuid"
 )
 
 // The in-process default executor runs task groups (LAUNCH_GROUP on an
@@ -82,7 +83,7 @@ func (a *Agent) startGroupTaskLocked(ex *execRun, gt *groupTask) {
 	cmd := *gt.info.Command
 	// The executor's MESOS_* variables, with the task's sandbox as
 	// MESOS_SANDBOX / MESOS_DIRECTORY, then the task's environment.
-	spec := containerizer.Spec{Command: cmd, Sandbox: gt.sandbox, Env: a.envInLocked(ex, cmd, gt.sandbox), User: runAs(cmd, ex.fw.info)}
+	spec := containerizer.Spec{Command: cmd, Sandbox: gt.sandbox, Env: a.envInLocked(ex, cmd, gt.sandbox), User: runAs(cmd, ex.fw.info), Container: gt.info.Container, Secrets: a.cfg.SecretResolver, Clock: a.cfg.Clock}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -162,7 +163,7 @@ func (a *Agent) watchGroupTaskLocked(ex *execRun, gt *groupTask) {
 func (a *Agent) groupUpdateLocked(ex *execRun, gt *groupTask, state mesos.TaskState, reason *mesos.TaskStatus_Reason, msg string) {
 	st := mesos.TaskStatus{
 		TaskID: gt.info.TaskID, State: state.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(),
-		ExecutorID: &ex.info.ExecutorID, UUID: newUUID(), Timestamp: now(), Reason: reason,
+		ExecutorID: &ex.info.ExecutorID, UUID: uuid.New(), Timestamp: now(), Reason: reason,
 	}
 	if msg != "" {
 		st.Message = &msg

@@ -8,8 +8,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // mountTmpfs mounts a tmpfs with opts on a new directory and unmounts it
@@ -81,7 +84,13 @@ func TestFullDisk(t *testing.T) {
 		t.Fatalf("partial download left behind: %v", err)
 	}
 
-	if tmps, _ := filepath.Glob(filepath.Join(workDir, "meta/slaves/S1/*.tmp")); len(tmps) > 0 {
+	// A checkpoint write may be failing right now (status updates are
+	// checkpointed concurrently): once it has failed, nothing is left.
+	var tmps []string
+	if !waitfor.Poll(10*time.Second, func() bool {
+		tmps, _ = filepath.Glob(filepath.Join(workDir, "meta/slaves/S1/*.tmp"))
+		return len(tmps) == 0
+	}) {
 		t.Fatalf("failed checkpoint writes left %v", tmps)
 	}
 
@@ -89,6 +98,9 @@ func TestFullDisk(t *testing.T) {
 	if err := os.Remove(filepath.Join(sandbox, "big")); err != nil {
 		t.Fatal(err)
 	}
+	// The agent's queued checkpoint changes (the ended executors' records
+	// removed) would free inodes after the fill: let them land first.
+	ta.ckpt.sync()
 	filler := filepath.Join(workDir, "filler")
 	if err := os.Mkdir(filler, 0o755); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/statusupdate"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/internal/uuid"
 )
 
 type framework struct {
@@ -203,7 +204,7 @@ func (a *Agent) newExecutorLocked(fw *framework, info mesos.ExecutorInfo, cmd *c
 	if a.agentID == "" {
 		return nil, fmt.Errorf("agent: not registered")
 	}
-	cid := uuidString(newUUID())
+	cid := uuid.NewString()
 	sandbox, err := containerizer.CreateSandbox(a.cfg.WorkDir, a.agentID, fw.id().Value, info.ExecutorID.Value, cid)
 	if err != nil {
 		return nil, fmt.Errorf("Failed to create sandbox: %w", err)
@@ -252,7 +253,7 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 	if cmd == nil {
 		cmd = &mesos.CommandInfo{}
 	}
-	spec := containerizer.Spec{Command: *cmd, Sandbox: ex.sandbox, Env: a.envLocked(ex, *cmd), User: runAs(*cmd, ex.fw.info)}
+	spec := containerizer.Spec{Command: *cmd, Sandbox: ex.sandbox, Env: a.envLocked(ex, *cmd), User: runAs(*cmd, ex.fw.info), Container: ex.info.Container, Secrets: a.cfg.SecretResolver, Clock: a.cfg.Clock}
 	uris := cmd.URIs
 	ex.regTimer = time.AfterFunc(a.cfg.RegistrationTimeout, func() { a.registrationTimeout(ex) })
 	a.wg.Add(1)
@@ -301,10 +302,22 @@ func (a *Agent) launchFailure(prefix string, err error) string {
 	return msg
 }
 
-// fetch fetches uris into a sandbox, in order.
+// fetch fetches uris into a sandbox, in order. Like Mesos' fetcher, whose
+// output goes to the sandbox's stderr, it writes each URI it fetches there
+// first — query and all: a credential in a fetch URL is readable by anyone
+// who can read the sandbox, on Apache Mesos as here.
 func (a *Agent) fetch(uris []mesos.CommandInfo_URI, sandbox string) error {
 	if len(uris) == 0 {
 		return nil
+	}
+	if err := os.MkdirAll(sandbox, 0o755); err != nil {
+		return err
+	}
+	if f, err := os.OpenFile(filepath.Join(sandbox, "stderr"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+		for _, u := range uris {
+			fmt.Fprintf(f, "I%s fetcher: Fetching URI '%s'\n", time.Now().UTC().Format("0102 15:04:05.000000"), u.Value)
+		}
+		f.Close()
 	}
 	return a.cfg.Fetch(a.ctx, uris, sandbox)
 }
@@ -442,7 +455,7 @@ func onlyLatest(entries []os.DirEntry) bool {
 func (a *Agent) agentUpdateLocked(fw *framework, exID *mesos.ExecutorID, taskID mesos.TaskID, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
 	st := mesos.TaskStatus{
 		TaskID: taskID, State: state.Enum(), Source: mesos.SOURCE_AGENT.Enum(), Reason: reason.Enum(),
-		Message: &msg, ExecutorID: exID, UUID: newUUID(), Timestamp: now(),
+		Message: &msg, ExecutorID: exID, UUID: uuid.New(), Timestamp: now(),
 	}
 	a.updateLocked(fw, exID, st)
 }
@@ -581,6 +594,10 @@ func (a *Agent) acknowledge(ack link.Acknowledge) {
 	}
 	if fw != nil {
 		a.forgetFrameworkLocked(fw) // its last update may just have been acknowledged
+	} else {
+		// An update of a framework the agent does not run (a reconciliation
+		// answer): nothing else keeps its streams.
+		a.sum.RemoveIdleFramework(ack.FrameworkID.Value)
 	}
 }
 

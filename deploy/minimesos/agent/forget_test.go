@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/statusupdate"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // stateFrameworks is the framework ids of the agent's /state.
@@ -39,17 +41,13 @@ func stateFrameworks(t *testing.T, ta *testAgent) []string {
 // Frameworks and /state both show.
 func waitFrameworks(t *testing.T, ta *testAgent, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitfor.Msg(t, 10*time.Second, func() string {
 		got, st := ta.Frameworks(), stateFrameworks(t, ta)
 		if slices.Equal(got, want) && slices.Equal(st, want) {
-			return
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent keeps frameworks %v (/state: %v), want %v", got, st, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Sprintf("agent keeps frameworks %v (/state: %v), want %v", got, st, want)
+	})
 }
 
 // holdTerminal makes autoAck leave terminal updates unacknowledged.
@@ -96,6 +94,7 @@ func TestFrameworkForgottenWhenItsLastExecutorEnds(t *testing.T) {
 	m.waitState(t, "e1", mesos.TASK_RUNNING)
 	m.waitExited(t, "c1")
 	waitFrameworks(t, ta, "between") // ex1 runs
+	ta.ckpt.sync()
 	if !exists(meta) {
 		t.Fatal("no checkpoint for a checkpointing framework's executor")
 	}
@@ -107,6 +106,7 @@ func TestFrameworkForgottenWhenItsLastExecutorEnds(t *testing.T) {
 	}
 	m.ackAll(t)
 	waitFrameworks(t, ta)
+	ta.ckpt.sync()
 	if exists(meta) {
 		t.Fatal("checkpoint directory of a forgotten framework kept")
 	}
@@ -126,6 +126,7 @@ func TestFrameworkForgottenWhenItsLastExecutorEnds(t *testing.T) {
 		t.Fatalf("relaunched command task: %s", got)
 	}
 	waitFrameworks(t, ta, "between") // ex2 runs
+	ta.ckpt.sync()
 	if !exists(meta) {
 		t.Fatal("no checkpoint for the relaunched executor")
 	}
@@ -165,17 +166,20 @@ func TestShutdownFrameworkWithoutExecutors(t *testing.T) {
 		t.Fatalf("frameworks before shutdown: %v", got)
 	}
 	updates := filepath.Join(cfg.WorkDir, "meta/slaves/S1/updates.json")
+	a1.ckpt.sync() // checkpoints are written after the agent's lock is released
 	if b, _ := os.ReadFile(updates); !strings.Contains(string(b), `"done"`) {
 		t.Fatalf("unacknowledged updates not checkpointed: %s", b)
 	}
 	m.deliver(t, link.MasterMessage{ShutdownFramework: &link.ShutdownFramework{FrameworkID: *fw.ID}})
 	waitFrameworks(t, a1)
+	a1.ckpt.sync()
 	if ups := a1.sum.Snapshot(); len(ups) != 0 {
 		t.Fatalf("updates kept: %v", ups)
 	}
 	if b, _ := os.ReadFile(updates); strings.Contains(string(b), `"done"`) {
 		t.Fatalf("updates of the removed framework still checkpointed: %s", b)
 	}
+	a1.ckpt.sync()
 	if exists(filepath.Join(cfg.WorkDir, "meta/slaves/S1/frameworks/done")) {
 		t.Fatal("checkpoint directory of the removed framework kept")
 	}
@@ -188,7 +192,15 @@ func TestShutdownFrameworkWithoutExecutors(t *testing.T) {
 		t.Fatalf("re-registration reports %v / %v", reg.Frameworks, reg.Executors)
 	}
 	waitFrameworks(t, a2)
-	time.Sleep(100 * time.Millisecond) // retries every 20ms would show
+	// A retry period has passed since the restart once another
+	// framework's held update has been resent: "c"'s would have been too.
+	m2.mu.Lock()
+	m2.hold = holdTerminal
+	m2.mu.Unlock()
+	runTask(t, a2, fwInfo("other", false), cmdTask("o", "true"))
+	waitfor.True(t, 10*time.Second, "a resend of o's unacknowledged FINISHED", func() bool {
+		return m2.deliveries("o", mesos.TASK_FINISHED) >= 2
+	})
 	if sts := m2.states("c"); len(sts) != 0 {
 		t.Fatalf("updates of the removed framework resent after restart: %s", stateNames(sts))
 	}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,24 +17,23 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor"
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
-var testExecutor string // path of the compiled minimesostest/testexecutor
+// testExecutor is this test binary, which is minimesostest/testexecutor
+// when started with testexecutor.Env=1 (executorInfo sets it).
+var testExecutor string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agent-testexec")
+	testexecutor.RunIfChild()
+	exe, err := os.Executable()
 	if err != nil {
 		panic(err)
 	}
-	testExecutor = filepath.Join(dir, "testexecutor")
-	out, err := exec.Command("go", "build", "-o", testExecutor, "github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building test executor: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testExecutor = exe
+	os.Exit(m.Run())
 }
 
 // fakeMaster is an in-process link.Master recording what the agent sends;
@@ -59,8 +57,13 @@ type fakeMaster struct {
 	// is off); regAt records when each registration arrived, pongs the
 	// sequence numbers of the agent's Pongs.
 	pingInterval time.Duration
-	regAt        []time.Time
-	pongs        []uint64
+	// pingTimeout is the total ping timeout announced (0: the agent's
+	// default of five intervals).
+	pingTimeout time.Duration
+	regAt       []time.Time
+	pongs       []uint64
+	// clk, if set, is the agent's clock, which regAt reads.
+	clk *clock.Fake
 }
 
 func newFakeMaster() *fakeMaster {
@@ -71,13 +74,17 @@ func (f *fakeMaster) RegisterAgent(_ context.Context, r link.Registration, to li
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.regs = append(f.regs, r)
-	f.regAt = append(f.regAt, time.Now())
+	at := time.Now()
+	if f.clk != nil {
+		at = f.clk.Now()
+	}
+	f.regAt = append(f.regAt, at)
 	f.agent = to
 	id := f.nextID
 	if r.AgentInfo.ID != nil {
 		id = r.AgentInfo.ID.Value
 	}
-	return link.Registered{AgentID: mesos.AgentID{Value: id}, PingInterval: f.pingInterval}, nil
+	return link.Registered{AgentID: mesos.AgentID{Value: id}, PingInterval: f.pingInterval, PingTimeout: f.pingTimeout}, nil
 }
 
 func (f *fakeMaster) FromAgent(_ context.Context, _ string, m link.AgentMessage) error {
@@ -132,6 +139,20 @@ func (f *fakeMaster) deliver(t testing.TB, m link.MasterMessage) {
 	}
 }
 
+// deliveries counts the updates of task to state received, retries
+// included.
+func (f *fakeMaster) deliveries(task string, state mesos.TaskState) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, u := range f.updates {
+		if u.Status.TaskID.Value == task && u.Status.GetState() == state {
+			n++
+		}
+	}
+	return n
+}
+
 // states returns the distinct updates (by uuid) of a task, in order.
 func (f *fakeMaster) states(task string) []mesos.TaskStatus {
 	f.mu.Lock()
@@ -158,38 +179,35 @@ func stateNames(sts []mesos.TaskStatus) string {
 // waitState waits until task's last update is want and returns it.
 func (f *fakeMaster) waitState(t *testing.T, task string, want mesos.TaskState) mesos.TaskStatus {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var got mesos.TaskStatus
+	waitfor.Msg(t, 20*time.Second, func() string {
 		sts := f.states(task)
 		for _, st := range sts {
 			if *st.State == want {
-				return st
+				got = st
+				return ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: updates %s, never %v", task, stateNames(sts), want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Sprintf("task %s: updates %s, never %v", task, stateNames(sts), want)
+	})
+	return got
 }
 
 func (f *fakeMaster) waitExited(t *testing.T, ex string) link.ExecutorExited {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var got link.ExecutorExited
+	waitfor.True(t, 20*time.Second, "executor "+ex+" to report it exited", func() bool {
 		f.mu.Lock()
+		defer f.mu.Unlock()
 		for _, e := range f.exited {
 			if e.ExecutorID.Value == ex {
-				f.mu.Unlock()
-				return e
+				got = e
+				return true
 			}
 		}
-		f.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatalf("executor %s never reported exited", ex)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
+	return got
 }
 
 type testAgent struct {
@@ -258,10 +276,11 @@ func startAgent(t testing.TB, m *fakeMaster, cfg Config) *testAgent {
 }
 
 // processesIn scans /proc for live processes whose working directory is
-// under dir (every sandbox process is), after a short settling time.
+// under dir (every sandbox process is), re-scanning for up to a second
+// while processes being reaped are still listed.
 func processesIn(dir string) []string {
 	var out []string
-	for range 50 {
+	waitfor.Poll(time.Second, func() bool {
 		out = out[:0]
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
@@ -275,11 +294,8 @@ func processesIn(dir string) []string {
 			}
 			out = append(out, e.Name()+":"+cwd)
 		}
-		if len(out) == 0 {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(out) == 0
+	})
 	return out
 }
 
@@ -295,7 +311,8 @@ func cmdTask(id, cmd string) *mesos.TaskInfo {
 func executorInfo(id string, env ...string) *mesos.ExecutorInfo {
 	bin := testExecutor
 	no := false
-	var vars []mesos.Environment_Variable
+	child := "1"
+	vars := []mesos.Environment_Variable{{Name: testexecutor.Env, Value: &child}}
 	for i := 0; i+1 < len(env); i += 2 {
 		v := env[i+1]
 		vars = append(vars, mesos.Environment_Variable{Name: env[i], Value: &v})

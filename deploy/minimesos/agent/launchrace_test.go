@@ -2,11 +2,14 @@ package agent
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // holdLaunches makes every executor launch of the test wait, between the
@@ -59,23 +62,15 @@ func TestStopDuringLaunchLeavesExecutorForRecovery(t *testing.T) {
 		}
 		cfg.Endpoint = a1.cfg.Endpoint
 		a2 := startAgent(t, newFakeMaster(), cfg)
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		waitfor.True(t, 10*time.Second, fmt.Sprintf("iteration %d: the restarted agent to re-attach to executor %d", i, pid), func() bool {
 			a2.mu.Lock()
+			defer a2.mu.Unlock()
 			var ex *execRun
 			if fw := a2.frameworks["ck"]; fw != nil {
 				ex = fw.executors["exck"]
 			}
-			subscribed := ex != nil && ex.sub != nil && ex.proc != nil && ex.proc.Pid() == pid
-			a2.mu.Unlock()
-			if subscribed {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("iteration %d: the restarted agent did not re-attach to executor %d", i, pid)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return ex != nil && ex.sub != nil && ex.proc != nil && ex.proc.Pid() == pid
+		})
 		a2.Close()
 		if running(pid) {
 			t.Fatalf("iteration %d: executor %d alive after the restarted agent's Close returned", i, pid)

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // Status updates a checkpointing framework has not acknowledged survive an
@@ -27,13 +29,12 @@ func TestRestartResendsPendingUpdates(t *testing.T) {
 	runTask(t, a1, fwInfo("gone", true), cmdTask("done", "true"))
 	runTask(t, a1, fwInfo("ck", true), executorTask("r", "run", executorInfo("exr")))
 	m1.waitExited(t, "done")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(a1.sum.Pending("gone", "done")) != 3 || len(a1.sum.Pending("ck", "r")) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("pending: done %d, r %d", len(a1.sum.Pending("gone", "done")), len(a1.sum.Pending("ck", "r")))
+	waitfor.Msg(t, 10*time.Second, func() string {
+		if d, r := len(a1.sum.Pending("gone", "done")), len(a1.sum.Pending("ck", "r")); d != 3 || r != 1 {
+			return fmt.Sprintf("pending: done %d, r %d; want 3 and 1", d, r)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ""
+	})
 	want := map[string][]link.StatusUpdate{"done": a1.sum.Pending("gone", "done"), "r": a1.sum.Pending("ck", "r")}
 	if got := stateNames(m1.states("done")); got != "TASK_STARTING" {
 		t.Fatalf("before the restart the master saw %s", got)
@@ -60,18 +61,14 @@ func TestRestartResendsPendingUpdates(t *testing.T) {
 	}
 	// All acknowledged: nothing pending in memory or in the checkpoint.
 	path := filepath.Join(workDir, "meta/slaves/S1/updates.json")
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	waitfor.Msg(t, 10*time.Second, func() string {
 		var ups []link.StatusUpdate
 		b, err := os.ReadFile(path)
 		if err == nil && json.Unmarshal(b, &ups) == nil && len(ups) == 0 && len(a2.sum.Snapshot()) == 0 {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checkpoint %s: %s %v; pending %d", path, b, err, len(a2.sum.Snapshot()))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Sprintf("checkpoint %s: %s %v; pending %d", path, b, err, len(a2.sum.Snapshot()))
+	})
 	if st := m2.states("r"); st[0].GetState() != mesos.TASK_RUNNING {
 		t.Fatalf("r: %s", stateNames(st))
 	}

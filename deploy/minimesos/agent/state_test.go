@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 func TestStateListsExecutorsAndLatestRunServesLogs(t *testing.T) {
@@ -38,8 +41,7 @@ func TestStateListsExecutorsAndLatestRunServesLogs(t *testing.T) {
 	}
 	latest := filepath.Join(st.Flags["work_dir"], "slaves", st.ID, "frameworks", "fw-state", "executors", "t-state", "runs", "latest", "stdout")
 	for _, p := range []string{filepath.Join(ex[0].Directory, "stdout"), latest} {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		waitfor.Msg(t, 5*time.Second, func() string {
 			var page struct{ Data string }
 			resp, err := http.Get(base + "/files/read?" + url.Values{"path": {p}, "offset": {"0"}}.Encode())
 			if err != nil {
@@ -48,13 +50,10 @@ func TestStateListsExecutorsAndLatestRunServesLogs(t *testing.T) {
 			_ = json.NewDecoder(resp.Body).Decode(&page)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK && strings.Contains(page.Data, "hello-from-sandbox") {
-				break
+				return ""
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("/files/read %s: status %d, data %q", p, resp.StatusCode, page.Data)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return fmt.Sprintf("/files/read %s: status %d, data %q", p, resp.StatusCode, page.Data)
+		})
 	}
 	if resp, err := http.Post(base+"/state", "text/plain", nil); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("POST /state: %v %v", resp, err)

@@ -47,8 +47,10 @@ func (a *Allocator) adoptRecords(id string, f *framework) {
 }
 
 // trackUsed books resources a framework runs on ag: each resource goes to its allocation_info
-// role, else defRole; only what is still available is booked, so reports can never
-// over-commit an agent.
+// role, else defRole. Only what is still available is booked, so reports can never
+// over-commit an agent; a scalar reported beyond what is left books all that is left, as
+// Mesos' allocator leaves nothing of it available (total - allocated, negatives dropped)
+// rather than offering a resource the agent says is in use.
 func (a *Allocator) trackUsed(ag *agent, fwID, defRole string, used mesos.Resources) {
 	byRole := map[string]mesos.Resources{}
 	for i := range used {
@@ -62,10 +64,14 @@ func (a *Allocator) trackUsed(ag *agent, fwID, defRole string, used mesos.Resour
 	for _, role := range sortedKeys(byRole) {
 		var take mesos.Resources
 		for _, r := range stripped(byRole[role]) {
-			if containsAll(ag.available, mesos.Resources{r}) {
-				subtractAll(&ag.available, mesos.Resources{r})
-				take = append(take, r)
+			if !containsAll(ag.available, mesos.Resources{r}) {
+				var ok bool
+				if r, ok = availablePart(ag.available, r); !ok {
+					continue
+				}
 			}
+			subtractAll(&ag.available, mesos.Resources{r})
+			take = append(take, r)
 		}
 		a.track(ag, fwID, role, take)
 	}
@@ -148,6 +154,22 @@ func (a *Allocator) Suppress(frameworkID string, roles []string) {
 	}
 }
 
+// SetSuppressed makes exactly roles suppressed among the framework's roles, leaving its
+// filters as they are: a re-subscription's suppressed_roles, which Mesos' allocator applies
+// this way (updateFramework) when a framework fails over.
+func (a *Allocator) SetSuppressed(frameworkID string, roles []string) {
+	f := a.frameworks[frameworkID]
+	if f == nil {
+		return
+	}
+	clear(f.suppressed)
+	for _, r := range roles {
+		if slices.Contains(f.roles, r) {
+			f.suppressed[r] = true
+		}
+	}
+}
+
 // Revive clears a framework's filters and suppression for roles (empty = all its roles).
 func (a *Allocator) Revive(frameworkID string, roles []string) {
 	f := a.frameworks[frameworkID]
@@ -199,4 +221,24 @@ func (a *Allocator) OfferAnswered(frameworkID string) {
 	if f := a.frameworks[frameworkID]; f != nil && f.outstanding > 0 {
 		f.outstanding--
 	}
+}
+
+// availablePart is the part of scalar r that available holds (false if none, or r is not a
+// scalar).
+func availablePart(available mesos.Resources, r mesos.Resource) (mesos.Resource, bool) {
+	if r.Scalar == nil {
+		return r, false
+	}
+	for i := range available {
+		a := &available[i]
+		if a.Scalar == nil || a.Scalar.Value <= 0 || a.Scalar.Value >= r.Scalar.Value {
+			continue
+		}
+		part := cloneOne(&r)
+		part.Scalar.Value = a.Scalar.Value
+		if a.Contains(part) {
+			return part, true
+		}
+	}
+	return r, false
 }

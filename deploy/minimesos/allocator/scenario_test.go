@@ -328,11 +328,17 @@ func TestRecoveryAddFrameworkFirst(t *testing.T) {
 	if got := countBy(offers); got["B"] != 2 {
 		t.Fatalf("offers = %v, want both for B", got)
 	}
-	// Over-reporting can never over-commit an agent: a used resource that does not fit what is
-	// left is not booked.
+	// Over-reporting can never over-commit an agent, nor leave what the agent says is in use
+	// on offer: a scalar beyond what is left books all that is left (Mesos: available =
+	// total - allocated, never negative).
 	a.AddAgent("s2", "h2", node(4, 4096), map[string]mesos.Resources{"C": {scalar("cpus", 64), scalar("mem", 100)}})
-	if s := a.Stats(); s.Allocated["cpus"] != 8 || s.Allocated["mem"] != 8192+100 {
-		t.Fatalf("allocated = %v, want cpus 8, mem 8292", s.Allocated)
+	if s := a.Stats(); s.Allocated["cpus"] != 12 || s.Allocated["mem"] != 8192+100 {
+		t.Fatalf("allocated = %v, want cpus 12, mem 8292", s.Allocated)
+	}
+	for _, o := range a.Allocate(t0) {
+		if o.AgentID == "s2" && sum(o.Resources, "cpus") != 0 {
+			t.Fatalf("s2 offers cpus %v it reported all in use", o.Resources)
+		}
 	}
 	checkConsistent(t, a)
 }

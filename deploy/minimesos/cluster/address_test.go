@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,8 @@ func TestMasterAddressChoice(t *testing.T) {
 		wantHost, wantIP string
 		wantLookups      int
 	}{
-		{name: "concrete IPv4 listen, no hostname", listen: "127.0.0.1", osHost: "node1", wantHost: "127.0.0.1", wantIP: "127.0.0.1"},
+		{name: "concrete IPv4 listen, no hostname: its reverse lookup", listen: "127.0.0.1", osHost: "node1", wantHost: "localhost", wantIP: "127.0.0.1"},
+		{name: "concrete IPv4 listen, no name for it", listen: "10.1.2.4", osHost: "node1", wantHost: "10.1.2.4", wantIP: "10.1.2.4"},
 		{name: "concrete IPv4 listen, hostname", listen: "10.1.2.3", hostname: "master", osHost: "node1", wantHost: "master", wantIP: "10.1.2.3"},
 		{name: "IPv6 wildcard (--listen 0.0.0.0:5050)", listen: "::", osHost: "node1", wantHost: "node1", wantIP: "10.0.0.7", wantLookups: 1},
 		{name: "IPv4 wildcard", listen: "0.0.0.0", osHost: "node1", wantHost: "node1", wantIP: "10.0.0.7", wantLookups: 1},
@@ -72,6 +74,12 @@ func TestMasterAddressChoice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var lookups []string
 			s := fakeAddrs(tc.osHost, hosts, &lookups)
+			s.lookupAddr = func(ip string) ([]string, error) {
+				if ip == "127.0.0.1" {
+					return []string{"localhost."}, nil
+				}
+				return nil, errors.New("no name for " + ip)
+			}
 			host, ip := s.masterAddress(net.ParseIP(tc.listen), tc.hostname)
 			if host != tc.wantHost || ip.String() != tc.wantIP || len(ip) != net.IPv4len {
 				t.Fatalf("masterAddress(%q, %q) = %q, %v (%d bytes), want %q, %s", tc.listen, tc.hostname, host, ip, len(ip), tc.wantHost, tc.wantIP)
@@ -163,7 +171,8 @@ func TestWildcardListenAdvertisesHostname(t *testing.T) {
 }
 
 // A concrete IPv4 listen address is the advertised IP: 127.0.0.1 packs
-// to 0x0100007f, as a Mesos master on loopback sends it.
+// to 0x0100007f, as a Mesos master on loopback sends it; the advertised
+// host name is the address' reverse lookup.
 func TestLoopbackListenMasterInfo(t *testing.T) {
 	c, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", Logger: quiet()})
 	if err != nil {
@@ -172,7 +181,13 @@ func TestLoopbackListenMasterInfo(t *testing.T) {
 	defer c.Close(context.Background())
 	info := c.Master.Info()
 	_, port, _ := net.SplitHostPort(c.addr)
-	if info.IP != 0x0100007f || info.GetHostname() != "127.0.0.1" || info.GetPID() != "master@127.0.0.1:"+port || info.Address.GetIP() != "127.0.0.1" {
+	// The host name is what 127.0.0.1's reverse lookup gives, as a Mesos
+	// master on loopback advertises it ("localhost" with the usual /etc/hosts).
+	names, err := net.LookupAddr("127.0.0.1")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("this machine has no name for 127.0.0.1 (%v)", err)
+	}
+	if info.IP != 0x0100007f || info.GetHostname() != strings.TrimSuffix(names[0], ".") || info.GetPID() != "master@127.0.0.1:"+port || info.Address.GetIP() != "127.0.0.1" {
 		t.Fatalf("MasterInfo %+v", info)
 	}
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,7 +40,11 @@ type Config struct {
 	AgentListen string // default "127.0.0.1:0"
 	// FetchCacheBytes bounds each agent's fetcher cache (0: no cache).
 	FetchCacheBytes int64
-	Logger          logrus.FieldLogger
+	// ZooKeeper, when set, makes the master elect itself in ZooKeeper as
+	// a ZooKeeper-backed Mesos master does (see ZooKeeper); frameworks
+	// then find it through mesos://zk://servers/path.
+	ZooKeeper *ZooKeeper
+	Logger    logrus.FieldLogger
 }
 
 // Cluster is a running master with its in-process agents.
@@ -56,6 +62,10 @@ type Cluster struct {
 	masterSrv *http.Server
 	servers   []*http.Server // agents' servers
 	conns     connTracker
+	zk        *ZooKeeper
+	zkMu      sync.Mutex
+	cont      *contender    // the current master's candidacy (ZooKeeper mode)
+	stopZK    chan struct{} // ends replaced masters' candidacies at once (Close)
 	wg        sync.WaitGroup
 	cancel    context.CancelFunc
 	once      sync.Once
@@ -68,14 +78,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = logrus.StandardLogger()
 	}
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:5050"
-	}
+	cfg.Listen = cmp.Or(cfg.Listen, "127.0.0.1:5050")
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: master listen: %w", err)
 	}
-	c := &Cluster{ref: &masterRef{}, secret: cfg.AgentSecret, log: cfg.Logger}
+	c := &Cluster{ref: &masterRef{}, secret: cfg.AgentSecret, log: cfg.Logger, zk: cfg.ZooKeeper, stopZK: make(chan struct{})}
+	c.ref.gate = c.leading
 	if err := c.startMaster(cfg, lis); err != nil {
 		lis.Close()
 		return nil, err
@@ -111,8 +120,52 @@ func (c *Cluster) startMaster(cfg Config, lis net.Listener) error {
 	}
 	mc.ID = m.ID() // a restarted master keeps the id, as a Mesos master failover keeps the cluster's
 	c.mcfg, c.addr, c.url = mc, lis.Addr().String(), "http://"+lis.Addr().String()
+	if err := c.contend(m); err != nil {
+		m.Close()
+		return err
+	}
 	c.runMaster(m, lis)
 	return nil
+}
+
+// contend makes m a candidate in ZooKeeper (ZooKeeper mode only).
+func (c *Cluster) contend(m *master.Master) error {
+	if c.zk == nil {
+		return nil
+	}
+	elected := func() {
+		m.Elected()
+		c.zkMu.Lock()
+		agents := append([]*agent.Agent(nil), c.Agents...)
+		c.zkMu.Unlock()
+		for _, a := range agents {
+			a.MasterDetected()
+		}
+	}
+	cont, err := contend(*c.zk, m.Info(), elected, c.log)
+	if err != nil {
+		return err
+	}
+	c.zkMu.Lock()
+	c.cont = cont
+	c.zkMu.Unlock()
+	return nil
+}
+
+func (c *Cluster) contender() *contender {
+	c.zkMu.Lock()
+	defer c.zkMu.Unlock()
+	return c.cont
+}
+
+// leading reports whether the current master may serve agents.
+func (c *Cluster) leading() bool {
+	cont := c.contender()
+	if cont == nil {
+		return true
+	}
+	l, _ := cont.state()
+	return l
 }
 
 // runMaster makes m the master agents and frameworks reach, serving it on lis.
@@ -121,7 +174,7 @@ func (c *Cluster) runMaster(m *master.Master, lis net.Listener) {
 	c.ref.set(m)
 	mux := http.NewServeMux()
 	mux.Handle("/internal/agent/", link.Handler(c.ref, link.HandlerConfig{Secret: c.secret, Logger: c.log}))
-	mux.Handle("/", m.Handler())
+	mux.Handle("/", gate(c.contender, m.Handler()))
 	c.masterSrv = c.newServer(mux)
 	c.run(c.masterSrv, lis)
 }
@@ -133,7 +186,7 @@ func (c *Cluster) runMaster(m *master.Master, lis net.Listener) {
 // frameworks re-subscribe with their ids and find their tasks.
 func (c *Cluster) RestartMaster(ctx context.Context) error {
 	c.Master.Close()
-	c.conns.closeUnused()
+	c.conns.closeUnusedAndWait(ctx)
 	if err := c.masterSrv.Shutdown(ctx); err != nil {
 		c.masterSrv.Close()
 	}
@@ -147,14 +200,46 @@ func (c *Cluster) RestartMaster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: restart master: listen on %s again: %w", c.addr, err)
 	}
-	m, err := master.New(c.mcfg)
+	mc := c.mcfg
+	if c.zk != nil {
+		mc.ID = "" // a restarted Mesos master has a new id
+	}
+	m, err := master.New(mc)
 	if err != nil {
 		lis.Close()
+		return fmt.Errorf("cluster: restart master: %w", err)
+	}
+	c.expire(c.contender())
+	if err := c.contend(m); err != nil {
+		lis.Close()
+		m.Close()
 		return fmt.Errorf("cluster: restart master: %w", err)
 	}
 	c.runMaster(m, lis)
 	c.log.Infof("cluster: master %s restarted on %s", m.ID(), c.addr)
 	return nil
+}
+
+// expire ends a replaced master's candidacy once its ZooKeeper session
+// would have expired, had its process crashed: until then ZooKeeper still
+// names it and the new master answers 307 towards it.
+func (c *Cluster) expire(old *contender) {
+	if old == nil {
+		return
+	}
+	timeout := c.zk.SessionTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		select {
+		case <-time.After(timeout):
+		case <-c.stopZK:
+		}
+		old.close()
+	}()
 }
 
 func (c *Cluster) newServer(h http.Handler) *http.Server {
@@ -179,9 +264,7 @@ func (c *Cluster) run(srv *http.Server, lis net.Listener) {
 
 func (c *Cluster) startAgent(ctx, runCtx context.Context, cfg Config, i int) error {
 	listen := cfg.AgentListen
-	if listen == "" {
-		listen = "127.0.0.1:0"
-	}
+	listen = cmp.Or(listen, "127.0.0.1:0")
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("cluster: agent %d listen: %w", i, err)
@@ -205,7 +288,9 @@ func (c *Cluster) startAgent(ctx, runCtx context.Context, cfg Config, i int) err
 		lis.Close()
 		return fmt.Errorf("cluster: agent %d: %w", i, err)
 	}
+	c.zkMu.Lock()
 	c.Agents = append(c.Agents, a)
+	c.zkMu.Unlock()
 	c.serve(lis, a.Handler())
 	if err := a.Start(runCtx, c.ref); err != nil {
 		return fmt.Errorf("cluster: start agent %d: %w", i, err)
@@ -216,11 +301,12 @@ func (c *Cluster) startAgent(ctx, runCtx context.Context, cfg Config, i int) err
 // addrs is what the cluster asks the system to choose the addresses it
 // advertises (tests inject their own).
 type addrs struct {
-	hostname func() (string, error)         // os.Hostname
-	lookupIP func(string) ([]net.IP, error) // net.LookupIP
+	hostname   func() (string, error)         // os.Hostname
+	lookupIP   func(string) ([]net.IP, error) // net.LookupIP
+	lookupAddr func(string) ([]string, error) // net.LookupAddr (reverse lookup)
 }
 
-var system = addrs{hostname: os.Hostname, lookupIP: net.LookupIP}
+var system = addrs{hostname: os.Hostname, lookupIP: net.LookupIP, lookupAddr: net.LookupAddr}
 
 // listenAddr is the IP (nil if unknown) and port a listener is bound to.
 func listenAddr(lis net.Listener) (net.IP, int) {
@@ -234,8 +320,9 @@ func listenAddr(lis net.Listener) (net.IP, int) {
 
 // masterAddress chooses the hostname and IPv4 address a master listening
 // on listen advertises (MasterInfo hostname, ip and address, its pid), as
-// Mesos does: the hostname is the configured one, else the listen address
-// when it is a concrete one, else the machine's host name — never the
+// Mesos does: the hostname is the configured one, else the reverse lookup
+// of the listen address when it is a concrete one (the address itself when
+// that finds no name), else the machine's host name — never the
 // wildcard ("::" for --listen 0.0.0.0:5050) that reaches nothing. The IP
 // is the listen address when it is a concrete IPv4 one, else the
 // hostname's IPv4 address (a non-loopback one preferred: the others reach
@@ -251,10 +338,20 @@ func (s addrs) masterAddress(listen net.IP, hostname string) (string, net.IP) {
 	return hostname, s.ipv4Of(hostname)
 }
 
-// hostFor names the host for a listener on listen: the address itself
-// when concrete, else the machine's host name (else "localhost").
+// hostFor names the host for a listener on listen: for a concrete
+// address the name its reverse lookup gives, as a Mesos master with
+// --hostname_lookup (the default) does — 127.0.0.1 advertises
+// "localhost" — else the address itself; for a wildcard the machine's
+// host name (else "localhost").
 func (s addrs) hostFor(listen net.IP) string {
 	if listen != nil && !listen.IsUnspecified() {
+		if s.lookupAddr != nil {
+			if names, err := s.lookupAddr(listen.String()); err == nil && len(names) > 0 {
+				if name := strings.TrimSuffix(names[0], "."); name != "" {
+					return name
+				}
+			}
+		}
 		return listen.String()
 	}
 	if h, err := s.hostname(); err == nil && h != "" {
@@ -337,6 +434,10 @@ func (c *Cluster) Close(ctx context.Context) error {
 			c.cancel()
 		}
 		c.Master.Close()
+		close(c.stopZK)
+		if cont := c.contender(); cont != nil {
+			cont.close()
+		}
 		// http.Server.Shutdown waits 5 s for connections that never sent a
 		// request (clients dial spares); nothing is served any more, so
 		// close those at once.
@@ -344,9 +445,10 @@ func (c *Cluster) Close(ctx context.Context) error {
 		for _, s := range servers {
 			s.SetKeepAlivesEnabled(false)
 		}
-		c.conns.closeUnused()
+		c.conns.closeUnusedAndWait(ctx)
 		for _, s := range servers {
 			if err := s.Shutdown(ctx); err != nil {
+				c.log.Warnf("cluster: connections still open when the close deadline passed (%v): closing them", err)
 				errs = append(errs, s.Close())
 			}
 		}
@@ -357,10 +459,13 @@ func (c *Cluster) Close(ctx context.Context) error {
 }
 
 // connTracker records the servers' connections that have not yet carried
-// a request (http.StateNew) or sit idle between requests.
+// a request (http.StateNew) or sit idle between requests, and those it
+// closed that the servers have not yet seen close.
 type connTracker struct {
-	mu     sync.Mutex
-	unused map[net.Conn]bool
+	mu      sync.Mutex
+	unused  map[net.Conn]bool
+	closing map[net.Conn]bool
+	gone    chan struct{} // closed once closing is empty
 }
 
 func (t *connTracker) track(c net.Conn, st http.ConnState) {
@@ -375,22 +480,56 @@ func (t *connTracker) track(c net.Conn, st http.ConnState) {
 	default:
 		delete(t.unused, c)
 	}
+	if (st == http.StateClosed || st == http.StateHijacked) && t.closing[c] {
+		delete(t.closing, c)
+		if len(t.closing) == 0 && t.gone != nil {
+			close(t.gone)
+			t.gone = nil
+		}
+	}
 }
 
-func (t *connTracker) closeUnused() {
+// closeUnusedAndWait closes the unused connections and waits (until ctx
+// ends) for their servers to see them close. http.Server.Shutdown takes a
+// connection that never sent a request for busy for 5 s, and counts one
+// it has not yet seen close: once they are gone from its books, its first
+// look finds nothing open and it returns at once.
+func (t *connTracker) closeUnusedAndWait(ctx context.Context) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	if t.closing == nil {
+		t.closing = map[net.Conn]bool{}
+	}
 	for c := range t.unused {
 		c.Close()
+		t.closing[c] = true
 	}
 	t.unused = nil
+	if len(t.closing) == 0 {
+		t.mu.Unlock()
+		return
+	}
+	if t.gone == nil {
+		t.gone = make(chan struct{})
+	}
+	gone := t.gone
+	t.mu.Unlock()
+	// Bounded by Shutdown's own grace too, in case a server never reports
+	// a close: Shutdown then polls as it would have.
+	grace := time.NewTimer(5 * time.Second)
+	defer grace.Stop()
+	select {
+	case <-gone:
+	case <-ctx.Done():
+	case <-grace.C:
+	}
 }
 
 // masterRef is the link.Master agents hold: it forwards to the current
 // master, so in-process agents reach a restarted one.
 type masterRef struct {
-	mu sync.RWMutex
-	m  *master.Master
+	mu   sync.RWMutex
+	m    *master.Master
+	gate func() bool // whether the master may serve agents (it leads)
 }
 
 var _ link.Master = (*masterRef)(nil)
@@ -408,6 +547,9 @@ func (r *masterRef) get() *master.Master {
 }
 
 func (r *masterRef) RegisterAgent(ctx context.Context, reg link.Registration, to link.Agent) (link.Registered, error) {
+	if r.gate != nil && !r.gate() {
+		return link.Registered{}, errNotLeading
+	}
 	return r.get().RegisterAgent(ctx, reg, to)
 }
 

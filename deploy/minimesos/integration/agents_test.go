@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // An agent that dies (Close: its processes are killed, it stops answering
@@ -21,7 +25,7 @@ import (
 // framework gets FAILURE{agent_id}. Tasks on the other agent are
 // untouched.
 func TestAgentLoss(t *testing.T) {
-	e := startCluster(t, 2)
+	e := startCluster(t, 2, fastHealthCheck)
 	dead, alive := e.c.Agents[0].ID(), e.c.Agents[1].ID()
 	plain := e.subscribe(protobuf, fwInfo("plain", false))
 	plain.launch(plain.offer(dead), executorTask("p", "run", executorInfo("pex", protobuf)))
@@ -102,7 +106,15 @@ func TestAgentRestartKeepsCheckpointedTasks(t *testing.T) {
 		}
 		return "task r not RUNNING in /state"
 	})
-	time.Sleep(100 * time.Millisecond)
+	// The agent has the acknowledgement: no update is pending in its checkpoint.
+	eventually(t, func() string {
+		var ups []json.RawMessage
+		b, err := os.ReadFile(filepath.Join(cfg.WorkDir, "meta/slaves", agentID, "updates.json"))
+		if err != nil || json.Unmarshal(b, &ups) != nil || len(ups) != 0 {
+			return fmt.Sprintf("updates still pending on the agent: %s %v", b, err)
+		}
+		return ""
+	})
 
 	a1.stop()
 	cfg.Endpoint = a1.cfg.Endpoint // the executor knows this address
@@ -124,11 +136,15 @@ func TestAgentRestartKeepsCheckpointedTasks(t *testing.T) {
 		if err := s.call(calls.Message(agentID, "ckex", []byte("are you there"))); err != nil {
 			return err.Error()
 		}
-		time.Sleep(50 * time.Millisecond)
-		for _, ev := range s.snapshot() {
-			if ev.GetType() == scheduler.Event_MESSAGE && string(ev.Message.Data) == "echo:are you there" {
-				return ""
+		if waitfor.Poll(200*time.Millisecond, func() bool {
+			for _, ev := range s.snapshot() {
+				if ev.GetType() == scheduler.Event_MESSAGE && string(ev.Message.Data) == "echo:are you there" {
+					return true
+				}
 			}
+			return false
+		}) {
+			return ""
 		}
 		return "executor never answered after the agent restart"
 	})
@@ -189,7 +205,7 @@ func TestRemoteAgentOverHTTPLink(t *testing.T) {
 // itself under the same id, reconciliation reports the task RUNNING again,
 // and its executor's later updates reach the framework.
 func TestPartitionedAgentRejoins(t *testing.T) {
-	e := startCluster(t, 1)
+	e := startCluster(t, 1, fastHealthCheck)
 	agentID := e.c.Agents[0].ID()
 	s := e.subscribe(protobuf, fwInfo("partition", false, mesos.FrameworkInfo_Capability_PARTITION_AWARE))
 	s.launch(s.offer(agentID), executorTask("r", "run", executorInfo("pex", protobuf)))
@@ -205,7 +221,7 @@ func TestPartitionedAgentRejoins(t *testing.T) {
 	eventually(t, func() string {
 		before := len(s.snapshot())
 		s.mustCall(calls.Reconcile(calls.ReconcileTasks(map[string]string{"r": agentID})))
-		time.Sleep(20 * time.Millisecond)
+		s.barrier() // the answer, if any, has arrived
 		for _, ev := range s.snapshot()[before:] {
 			st := ev.GetUpdate().GetStatus()
 			if ev.GetType() == scheduler.Event_UPDATE && st.TaskID.Value == "r" && st.GetState() == mesos.TASK_RUNNING {
@@ -284,8 +300,7 @@ func TestRemoteAgentRestart(t *testing.T) {
 		if err := ck.call(calls.Message(agentID, "ckex", []byte("finish:keep"))); err != nil {
 			return err.Error()
 		}
-		time.Sleep(50 * time.Millisecond)
-		if len(ck.updates("keep")) < 2 {
+		if !waitfor.Poll(200*time.Millisecond, func() bool { return len(ck.updates("keep")) >= 2 }) {
 			return "keep did not finish; events: " + ck.describe()
 		}
 		return ""

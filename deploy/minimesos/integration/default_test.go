@@ -98,7 +98,16 @@ func TestDefaultExecutorGroups(t *testing.T) {
 		}
 
 		// A failing task kills the rest of its group only.
-		s.launchGroup(s.agentOffers(agentID), ex, groupTask("x1", "sleep 60"), groupTask("x2", "sleep 0.3; exit 3"))
+		// x2 fails once the test tells it to, after both run (a fixed delay
+		// could end before x1's RUNNING under load: STARTING, KILLED).
+		fail := filepath.Join(t.TempDir(), "fail")
+		s.launchGroup(s.agentOffers(agentID), ex, groupTask("x1", "sleep 60"),
+			groupTask("x2", "while [ ! -e "+fail+" ]; do sleep 0.02; done; exit 3"))
+		s.waitState("x1", mesos.TASK_RUNNING)
+		s.waitState("x2", mesos.TASK_RUNNING)
+		if err := os.WriteFile(fail, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		failed := s.waitState("x2", mesos.TASK_FAILED)
 		if failed.GetMessage() != "Command exited with status 3" || failed.GetSource() != mesos.SOURCE_EXECUTOR {
 			t.Fatalf("x2: %v %q", failed.GetSource(), failed.GetMessage())

@@ -25,6 +25,8 @@ func TestFrameworkFailoverKeepsTasks(t *testing.T) {
 	s1.launch(s1.offer(agentID), executorTask("r", "run", executorInfo("fex", protobuf)), commandTask("c", "sleep 30"))
 	s1.waitState("r", mesos.TASK_RUNNING)
 	s1.waitState("c", mesos.TASK_RUNNING)
+	s1.waitAcked("r", mesos.TASK_RUNNING)
+	s1.waitAcked("c", mesos.TASK_RUNNING)
 
 	failover := *fi
 	s2 := subscribeTo(t, e.schedulerURL(), jsonCodec, &failover)

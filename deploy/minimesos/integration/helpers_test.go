@@ -3,12 +3,13 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,24 +32,22 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
+	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
-// testExecutor is the compiled minimesostest/testexecutor.
+// testExecutor is this test binary, which is minimesostest/testexecutor
+// when started with testexecutor.Env=1 (executorInfo sets it).
 var testExecutor string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "minimesos-it")
+	testexecutor.RunIfChild()
+	exe, err := os.Executable()
 	if err != nil {
 		panic(err)
 	}
-	testExecutor = filepath.Join(dir, "executor")
-	out, err := exec.Command("go", "build", "-o", testExecutor, "github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building the test executor: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+	testExecutor = exe
+	goleak.VerifyTestMain(m)
 }
 
 var (
@@ -82,12 +81,30 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// masterConfig gives every test's master its own id, so that framework
+// ids (<master id>-0000) differ between tests and between test binaries
+// running at once: the orphan check finds processes by MESOS_FRAMEWORK_ID
+// machine-wide, and a shared "it-0000" made one binary's live executors
+// another's orphans.
+//
+// Pings go every 50 ms (agents notice a silent, restarted master after
+// 250 ms), but the master removes an agent only after 100 missed pings
+// (5 s): with 4 (200 ms), a loaded machine delayed pongs past it and the
+// master removed a healthy agent mid-test (TestCommandTasks under make
+// stress: its tasks went LOST, then RUNNING). The tests of the health
+// check itself use fastHealthCheck.
 func masterConfig() master.Config {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
 	return master.Config{
-		ID: "it", HeartbeatInterval: time.Second, AllocationInterval: 20 * time.Millisecond,
-		AllocateOnRelease: true, AgentPingInterval: 50 * time.Millisecond, AgentMaxMissedPings: 4,
+		ID: "it-" + hex.EncodeToString(b), HeartbeatInterval: time.Second, AllocationInterval: 20 * time.Millisecond,
+		AllocateOnRelease: true, AgentPingInterval: 50 * time.Millisecond, AgentMaxMissedPings: 100,
 	}
 }
+
+// fastHealthCheck makes the master remove an agent after 4 missed pings
+// (200 ms), for the tests of agent loss and partitions.
+func fastHealthCheck(c *cluster.Config) { c.Master.AgentMaxMissedPings = 4 }
 
 func agentConfig(workDir string) agent.Config {
 	return agent.Config{
@@ -155,12 +172,8 @@ func (e *env) schedulerURL() string { return e.c.URL() + "/api/v1/scheduler" }
 // that processes being reaped are not reported.
 func (e *env) orphans() []string {
 	var out []string
-	for range 100 {
-		out = liveProcesses(e.workDir, e.fwIDs)
-		if len(out) == 0 {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	if waitfor.Poll(2*time.Second, func() bool { out = liveProcesses(e.workDir, e.fwIDs); return len(out) == 0 }) {
+		return nil
 	}
 	return out
 }
@@ -304,6 +317,8 @@ type sched struct {
 	hold     func(mesos.TaskStatus) bool
 	ackErrs  []error
 	closing  bool
+	barriers int
+	acked    []mesos.TaskStatus // updates acknowledged, in order
 }
 
 func newCaller(url string, codec encoding.Codec) calls.Caller {
@@ -371,13 +386,15 @@ func (s *sched) read() {
 		s.mu.Unlock()
 		if ack {
 			st := ev.Update.Status
-			if err := s.call(calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID)); err != nil {
-				s.mu.Lock()
-				if !s.closing { // else the framework may be gone already
-					s.ackErrs = append(s.ackErrs, err)
-				}
-				s.mu.Unlock()
+			err := s.call(calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID))
+			s.mu.Lock()
+			switch {
+			case err == nil:
+				s.acked = append(s.acked, st)
+			case !s.closing: // else the framework may be gone already
+				s.ackErrs = append(s.ackErrs, err)
 			}
+			s.mu.Unlock()
 		}
 	}
 }
@@ -426,21 +443,56 @@ func (s *sched) snapshot() []*scheduler.Event {
 // waitEvent waits for an event matching f (in the whole history).
 func (s *sched) waitEvent(what string, f func(*scheduler.Event) bool) *scheduler.Event {
 	s.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	var found *scheduler.Event
+	var ended error
+	waitfor.Poll(waitTimeout, func() bool {
 		for _, ev := range s.snapshot() {
 			if f(ev) {
-				return ev
+				found = ev
+				return true
 			}
 		}
 		s.mu.Lock()
-		ended := s.ended
+		ended = s.ended
 		s.mu.Unlock()
-		if ended != nil || time.Now().After(deadline) {
-			s.t.Fatalf("framework %s: no %s (stream ended: %v); events: %s", s.id, what, ended, s.describe())
-		}
-		time.Sleep(5 * time.Millisecond)
+		return ended != nil
+	})
+	if found == nil {
+		s.t.Fatalf("framework %s: no %s (stream ended: %v); events: %s", s.id, what, ended, s.describe())
 	}
+	return found
+}
+
+// waitAcked waits until this subscription has acknowledged an update of
+// taskID to state (a failover must not overtake the acknowledgement: the
+// master refuses one on the old stream).
+func (s *sched) waitAcked(taskID string, state mesos.TaskState) {
+	s.t.Helper()
+	waitfor.True(s.t, waitTimeout, fmt.Sprintf("the acknowledgement of %v for %s", state, taskID), func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, st := range s.acked {
+			if st.TaskID.Value == taskID && st.GetState() == state {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// barrier reconciles a task unknown to the master and waits for the
+// answer: every event the master sent before it has arrived then (one
+// stream, in order).
+func (s *sched) barrier() {
+	s.t.Helper()
+	s.mu.Lock()
+	s.barriers++
+	id := fmt.Sprintf("barrier-%d", s.barriers)
+	s.mu.Unlock()
+	s.mustCall(calls.Reconcile(calls.ReconcileTasks(map[string]string{id: ""})))
+	s.waitEvent("the answer to reconciling "+id, func(ev *scheduler.Event) bool {
+		return ev.GetType() == scheduler.Event_UPDATE && ev.Update.Status.TaskID.Value == id
+	})
 }
 
 func (s *sched) describe() string {
@@ -488,7 +540,7 @@ func (s *sched) offer(agentID string) mesos.Offer {
 func (s *sched) declineAll() {
 	s.t.Helper()
 	s.mustCall(calls.Suppress())
-	time.Sleep(50 * time.Millisecond) // offers already on their way
+	s.barrier() // offers already on their way have arrived
 	for _, ev := range s.snapshot() {
 		if ev.GetType() != scheduler.Event_OFFERS {
 			continue
@@ -615,14 +667,14 @@ func commandTask(id, cmd string) mesos.TaskInfo {
 func executorInfo(id string, codec encoding.Codec) *mesos.ExecutorInfo {
 	bin := testExecutor
 	no := false
-	js := "0"
+	js, child := "0", "1"
 	if codec.Type == codecs.MediaTypeJSON {
 		js = "1"
 	}
 	return &mesos.ExecutorInfo{
 		ExecutorID: mesos.ExecutorID{Value: id}, Resources: smallResources(),
 		Command: &mesos.CommandInfo{Value: &bin, Shell: &no, Arguments: []string{"executor"},
-			Environment: &mesos.Environment{Variables: []mesos.Environment_Variable{{Name: "TESTEXEC_JSON", Value: &js}}}},
+			Environment: &mesos.Environment{Variables: []mesos.Environment_Variable{{Name: "TESTEXEC_JSON", Value: &js}, {Name: testexecutor.Env, Value: &child}}}},
 	}
 }
 
@@ -699,15 +751,5 @@ type stateTask struct {
 // eventually polls f until it returns "" or the deadline passes.
 func eventually(t *testing.T, f func() string) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		msg := f()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(msg)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.Msg(t, waitTimeout, f)
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -22,7 +21,9 @@ func TestUpdatesRetriedUntilAcked(t *testing.T) {
 	agentID := e.c.Agents[0].ID()
 	s := e.subscribe(protobuf, fwInfo("retry", false))
 	s.mu.Lock()
-	s.hold = func(st mesos.TaskStatus) bool { return st.TaskID.Value == "f" && st.GetState() == mesos.TASK_RUNNING }
+	s.hold = func(st mesos.TaskStatus) bool {
+		return st.TaskID.Value == "f" && (st.GetState() == mesos.TASK_RUNNING || st.GetState() == mesos.TASK_FINISHED)
+	}
 	s.mu.Unlock()
 	s.launch(s.offer(agentID), executorTask("f", "finish", executorInfo("ex", protobuf)))
 
@@ -46,25 +47,26 @@ func TestUpdatesRetriedUntilAcked(t *testing.T) {
 	s.mustCall(calls.Acknowledge(agentID, "f", running.UUID))
 	s.waitState("f", mesos.TASK_FINISHED)
 	s.expectUpdates("f", agentID, "RUNNING,FINISHED")
-	// The acknowledged RUNNING is not resent any more.
-	time.Sleep(500 * time.Millisecond)
-	n := 0
-	for _, ev := range s.snapshot() {
-		if ev.GetType() == scheduler.Event_UPDATE && bytes.Equal(ev.Update.Status.UUID, running.UUID) {
-			n++
+	// The acknowledged RUNNING is not resent any more. FINISHED follows it
+	// only once the agent has the acknowledgement; while FINISHED (held
+	// unacknowledged) is resent twice, retry periods pass in which a
+	// RUNNING resend would show.
+	count := func(uuid []byte) int {
+		n := 0
+		for _, ev := range s.snapshot() {
+			if ev.GetType() == scheduler.Event_UPDATE && bytes.Equal(ev.Update.Status.UUID, uuid) {
+				n++
+			}
 		}
+		return n
 	}
-	before := n
-	time.Sleep(500 * time.Millisecond)
-	n = 0
-	for _, ev := range s.snapshot() {
-		if ev.GetType() == scheduler.Event_UPDATE && bytes.Equal(ev.Update.Status.UUID, running.UUID) {
-			n++
-		}
-	}
-	if n != before {
+	finished := s.waitState("f", mesos.TASK_FINISHED)
+	before := count(running.UUID)
+	s.waitEvent("FINISHED of f resent twice", func(*scheduler.Event) bool { return count(finished.UUID) >= 3 })
+	if n := count(running.UUID); n != before {
 		t.Fatalf("acknowledged RUNNING still resent (%d then %d times)", before, n)
 	}
+	s.mustCall(calls.Acknowledge(agentID, "f", finished.UUID))
 }
 
 func tgz(t *testing.T, name, content string) []byte {

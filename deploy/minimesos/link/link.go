@@ -65,9 +65,14 @@ type Executor struct {
 type Registered struct {
 	AgentID    mesos.AgentID    `json:"agent_id"`
 	MasterInfo mesos.MasterInfo `json:"master_info"`
-	// PingInterval is how often the master pings; an agent that hears
-	// nothing for several intervals re-registers.
+	// PingInterval is how often the master pings.
 	PingInterval time.Duration `json:"ping_interval"`
+	// PingTimeout is how long an agent that hears no ping waits before it
+	// takes the master for gone and re-registers: the master's ping
+	// interval × its max missed pings, as Mesos' master announces in
+	// MasterSlaveConnection.total_ping_timeout_seconds. Zero: five
+	// intervals (Mesos' default max_agent_ping_timeouts).
+	PingTimeout time.Duration `json:"total_ping_timeout,omitempty"`
 }
 
 // MasterMessage is one message from the master to an agent; exactly one
@@ -80,6 +85,7 @@ type MasterMessage struct {
 	Acknowledge       *Acknowledge       `json:"acknowledge,omitempty"`
 	FrameworkMessage  *FrameworkMessage  `json:"framework_message,omitempty"`
 	UpdateFramework   *UpdateFramework   `json:"update_framework,omitempty"`
+	ReconcileTasks    *ReconcileTasks    `json:"reconcile_tasks,omitempty"`
 	Ping              *Ping              `json:"ping,omitempty"`
 }
 
@@ -131,6 +137,28 @@ type FrameworkMessage struct {
 // UpdateFramework tells agents about a framework's new FrameworkInfo.
 type UpdateFramework struct {
 	Framework mesos.FrameworkInfo `json:"framework"`
+}
+
+// ReconcileTasks asks a re-registered agent about tasks (and executors)
+// the master has for it but its registration left out, as Mesos' master
+// sends ReconcileTasksMessage from reconcileKnownSlave: the agent may not
+// have handled a RunTask yet when it built the registration, or the
+// RunTask may have been lost. It follows every earlier message on the same
+// connection, so the agent answers once it has handled those: each task it
+// does not know becomes TASK_LOST (TASK_DROPPED for partition-aware
+// frameworks) with REASON_RECONCILIATION, and each listed executor it does
+// not run is reported with ExecutorExited; what it knows needs no answer.
+type ReconcileTasks struct {
+	Framework mesos.FrameworkInfo `json:"framework"`
+	Tasks     []ReconcileTask     `json:"tasks"`
+	// Executors the master kept because a listed task uses them.
+	Executors []mesos.ExecutorID `json:"executors,omitempty"`
+}
+
+// ReconcileTask is one task of a ReconcileTasks.
+type ReconcileTask struct {
+	TaskID     mesos.TaskID      `json:"task_id"`
+	ExecutorID *mesos.ExecutorID `json:"executor_id,omitempty"`
 }
 
 // Ping is the master's liveness check; the agent answers with Pong.

@@ -14,6 +14,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
+
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -87,13 +89,7 @@ func runTask() MasterMessage {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	waitfor.True(t, 5*time.Second, what, cond)
 }
 
 func TestHTTPTransportCarriesBothDirections(t *testing.T) {

@@ -264,6 +264,14 @@ func (m *Master) launchTask(lc *launchCtx, ti *mesos.TaskInfo, now time.Time) {
 		fail(err)
 		return
 	}
+	if user, ok := m.authorizedRunAs(lc.f, ti); !ok {
+		// As Mesos' master: the authorizer refused the task's user.
+		st := m.infoStatus(ti, mesos.TASK_ERROR, mesos.REASON_TASK_UNAUTHORIZED, fmt.Sprintf("Not authorized to launch as user '%s'", user))
+		m.countTerminal(&st)
+		m.sendUpdate(lc.f, st)
+		m.inc("master/invalid_tasks", 1)
+		return
+	}
 	if (ti.Command == nil) == (ti.Executor == nil) {
 		fail(fmt.Errorf("Task should have at least one (but not both) of CommandInfo or ExecutorInfo present"))
 		return
@@ -410,4 +418,27 @@ func (m *Master) addTask(f *framework, ag *agent, ti *mesos.TaskInfo, exec *meso
 	f.tasks[ti.TaskID.Value] = t
 	m.inc("master/tasks_launched", 1)
 	return t
+}
+
+// authorizedRunAs checks the users a task and its executor run as against
+// the ACLs (run_tasks) for the framework's principal; it returns the first
+// refused user.
+func (m *Master) authorizedRunAs(f *framework, ti *mesos.TaskInfo) (string, bool) {
+	acls := m.cfg.ACLs
+	if acls == nil {
+		return "", true
+	}
+	var users []string
+	if ti.Command != nil {
+		users = append(users, runAsUser(ti.Command, &f.info))
+	}
+	if ti.Executor != nil {
+		users = append(users, runAsUser(ti.Executor.Command, &f.info))
+	}
+	for _, u := range users {
+		if !acls.AllowsRunAs(f.info.GetPrincipal(), u) {
+			return u, false
+		}
+	}
+	return "", true
 }

@@ -76,20 +76,25 @@ func (m *Master) RegisterAgent(_ context.Context, r link.Registration, to link.A
 		m.inc("master/slave_registrations", 1)
 	}
 	m.log.WithFields(logrus.Fields{"agent": id, "hostname": info.Hostname, "tasks": len(r.Tasks)}).Info("agent registered")
-	return link.Registered{AgentID: mesos.AgentID{Value: id}, MasterInfo: m.info, PingInterval: m.cfg.AgentPingInterval}, nil
+	m.generateOffersLocked(id)
+	return link.Registered{AgentID: mesos.AgentID{Value: id}, MasterInfo: m.info, PingInterval: m.cfg.AgentPingInterval,
+		PingTimeout: m.cfg.AgentPingInterval * time.Duration(max(m.cfg.AgentMaxMissedPings, 1))}, nil
 }
 
 // reconcileKnownAgent handles a known agent re-registering without some
 // of the tasks and executors the master has for it, as Mesos'
-// reconcileKnownSlave and the agent's answer to its ReconcileTasksMessage
-// do together: each missing non-terminal task becomes TASK_LOST
-// (TASK_DROPPED for partition-aware frameworks) with
-// REASON_RECONCILIATION, "Reconciliation: task unknown to the agent",
-// and is removed; missing terminal ones are removed silently; missing
-// executors are forgotten. The update comes from the master here (no
-// uuid, SOURCE_MASTER, nothing to acknowledge), since minimesos agents
-// do not reconcile on the master's behalf. Callers hold m.mu, and the
-// allocator has already forgotten the agent.
+// reconcileKnownSlave does: a missing non-terminal task may be one whose
+// RunTask the agent had not handled yet when it built its registration
+// (or one whose RunTask was lost), so it is kept, its resources still
+// counted, and the agent is asked about it with ReconcileTasks, which
+// follows every earlier message on the agent's connection: the agent
+// answers TASK_LOST (TASK_DROPPED if partition-aware) for the tasks it
+// never got, and reports the kept executors it does not run as exited.
+// Deciding here, from a registration built before the RunTask arrived,
+// reported a task the agent then started as lost, and then as running.
+// Missing terminal tasks are removed silently; missing executors no
+// such task uses are forgotten. Callers hold m.mu, and the allocator has
+// already forgotten the agent.
 func (m *Master) reconcileKnownAgent(ag *agent, r *link.Registration) {
 	key := func(fw, id string) string { return fw + "\x00" + id }
 	tasks, execs := map[string]bool{}, map[string]bool{}
@@ -101,32 +106,39 @@ func (m *Master) reconcileKnownAgent(ag *agent, r *link.Registration) {
 	}
 	for _, fid := range sortedKeys(m.fws) {
 		f := m.fws[fid]
+		rec := link.ReconcileTasks{Framework: f.info}
+		asked := map[string]bool{}
 		for _, tid := range sortedKeys(f.tasks) {
 			t := f.tasks[tid]
 			if t.t.AgentID.Value != ag.id || tasks[key(f.id, tid)] {
 				continue
 			}
-			t.recovered = true // the agent's resources are recounted from r
-			if !isTerminal(t.state()) {
-				state := mesos.TASK_LOST
-				if f.caps.partitionAware {
-					state = mesos.TASK_DROPPED
-				}
-				st := m.masterStatus(t, state, mesos.REASON_RECONCILIATION, "Reconciliation: task unknown to the agent")
-				m.setLatest(t, st)
-				m.sendUpdate(f, st)
+			if isTerminal(t.state()) {
+				t.recovered = true // the agent's resources are recounted from r
+				m.completeTask(f, t)
+				continue
+			}
+			rec.Tasks = append(rec.Tasks, link.ReconcileTask{TaskID: t.t.TaskID, ExecutorID: t.t.ExecutorID})
+			if t.t.ExecutorID != nil {
+				asked[t.t.ExecutorID.Value] = true
 			}
 			m.log.WithFields(logrus.Fields{"agent": ag.id, "framework": f.id, "task": tid}).
-				Warn("task unknown to the re-registering agent")
-			m.completeTask(f, t)
+				Warn("task unknown to the re-registering agent: reconciling with the agent")
 		}
 		for _, eid := range sortedKeys(f.executors[ag.id]) {
-			if !execs[key(f.id, eid)] {
+			switch {
+			case execs[key(f.id, eid)]:
+			case asked[eid]:
+				rec.Executors = append(rec.Executors, mesos.ExecutorID{Value: eid})
+			default:
 				delete(f.executors[ag.id], eid)
 			}
 		}
 		if len(f.executors[ag.id]) == 0 {
 			delete(f.executors, ag.id)
+		}
+		if len(rec.Tasks) > 0 {
+			m.deliver(ag, link.MasterMessage{ReconcileTasks: &rec})
 		}
 	}
 }

@@ -3,6 +3,7 @@ package master
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/internal/uuid"
 )
 
 // Defaults, as real Mesos.
@@ -60,7 +63,8 @@ type Config struct {
 	// none of AgentMaxMissedPings consecutive pings is removed (15s × 5).
 	AgentPingInterval   time.Duration
 	AgentMaxMissedPings int
-	// AgentReregisterTimeout is how long after the master starts an agent
+	// AgentReregisterTimeout is how long after the master starts (or is
+	// elected, see Master.Elected) an agent
 	// it does not know may still be re-registering (after a master
 	// restart): explicit reconciliation of its tasks gets no answer until
 	// then, as Mesos answers for agents of its registry that have not
@@ -70,6 +74,9 @@ type Config struct {
 	AgentReregisterTimeout time.Duration
 	// Credentials maps principals to secrets; nil disables authentication.
 	Credentials map[string]string
+	// ACLs authorizes which principal may run tasks as which user (Mesos'
+	// run_tasks ACL, --acls); nil permits every user, as Mesos without ACLs.
+	ACLs *ACLs
 	// MaxCompletedFrameworks and MaxCompletedTasks bound the history kept
 	// for /state (50 and 1000 like Mesos).
 	MaxCompletedFrameworks int
@@ -84,11 +91,9 @@ type Config struct {
 
 func (c *Config) setDefaults() error {
 	if c.ID == "" {
-		c.ID = newUUID()
+		c.ID = uuid.NewString()
 	}
-	if c.Hostname == "" {
-		c.Hostname = "localhost"
-	}
+	c.Hostname = cmp.Or(c.Hostname, "localhost")
 	if c.Port == 0 {
 		c.Port = 5050
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 func forCodecs(t *testing.T, f func(t *testing.T, codec encoding.Codec)) {
@@ -118,17 +119,11 @@ func getState(t *testing.T, s *minimesostest.Server) stateDoc {
 
 func waitState(t *testing.T, s *minimesostest.Server, ok func(stateDoc) bool) stateDoc {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		d := getState(t, s)
-		if ok(d) {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("state never satisfied: %+v", d)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var d stateDoc
+	if !waitfor.Poll(5*time.Second, func() bool { d = getState(t, s); return ok(d) }) {
+		t.Fatalf("state never satisfied: %+v", d)
 	}
+	return d
 }
 
 func TestInvalidOffersAndTasks(t *testing.T) {

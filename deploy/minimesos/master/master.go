@@ -42,6 +42,7 @@ type Master struct {
 	pingSeq     uint64
 	metrics     map[string]float64
 	started     time.Time
+	elected     time.Time // when it began to lead (started, unless Elected says later)
 
 	wg      sync.WaitGroup // timers' callbacks and streams
 	timers  map[*loop]struct{}
@@ -75,6 +76,7 @@ func New(cfg Config) (*Master, error) {
 		offers:      map[string]*offer{},
 		metrics:     map[string]float64{},
 		started:     cfg.Clock.Now(),
+		elected:     cfg.Clock.Now(),
 		timers:      map[*loop]struct{}{},
 		streams:     map[*subscription]struct{}{},
 	}
@@ -113,6 +115,16 @@ func PackIPv4(ip net.IP) uint32 {
 
 // ID is the master's id.
 func (m *Master) ID() string { return m.cfg.ID }
+
+// Elected records that the master has just won a leader election (a
+// ZooKeeper-backed master serves nobody before): agents of the cluster
+// have AgentReregisterTimeout from now on to re-register, as a Mesos
+// master's registry recovery starts once it is elected.
+func (m *Master) Elected() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.elected = m.cfg.Clock.Now()
+}
 
 // Info is the MasterInfo sent to frameworks and agents.
 func (m *Master) Info() mesos.MasterInfo { return m.info }

@@ -16,6 +16,24 @@ func (m *Master) allocateLocked(now time.Time) {
 	m.sendOffers(m.alloc.Allocate(now))
 }
 
+// generateOffersLocked allocates now, on the events after which Mesos'
+// allocator generates offers at once (addFramework, activateFramework,
+// reviveOffers: every agent; addSlave: that agent), not at the next batch.
+// Resources recovered from ended tasks and declined offers wait for the
+// next batch allocation (Mesos' recoverResources generates none) unless
+// AllocateOnRelease. Callers hold m.mu.
+func (m *Master) generateOffersLocked(agentIDs ...string) {
+	if m.closed {
+		return
+	}
+	now := m.cfg.Clock.Now()
+	if len(agentIDs) == 0 {
+		m.allocateLocked(now)
+		return
+	}
+	m.sendOffers(m.alloc.AllocateAgents(now, agentIDs...))
+}
+
 // released allocates an agent's recovered resources at once in
 // AllocateOnRelease mode. Callers hold m.mu.
 func (m *Master) released(agentID string) {
@@ -185,6 +203,7 @@ func (m *Master) decline(f *framework, d *scheduler.Call_Decline) {
 
 func (m *Master) revive(f *framework, roles []string) {
 	m.alloc.Revive(f.id, roles)
+	m.generateOffersLocked()
 }
 
 func (m *Master) suppress(f *framework, roles []string) {

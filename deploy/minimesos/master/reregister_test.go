@@ -15,11 +15,15 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest"
 )
 
-// A known agent re-registering without some of its tasks: the missing
-// non-terminal ones are lost as in Mesos' reconcileKnownSlave (TASK_LOST,
-// TASK_DROPPED if partition-aware; REASON_RECONCILIATION), missing
-// executors are forgotten, the reported task is kept and the agent's
-// resources are recounted from what it reported.
+// A known agent re-registering without some of its tasks: as in Mesos'
+// reconcileKnownSlave, the master asks the agent about the missing
+// non-terminal ones (ReconcileTasks, one per framework, with the executor
+// such a task uses) and keeps them, their resources counted, until the
+// agent answers; the agent's TASK_LOST (TASK_DROPPED if partition-aware)
+// then ends them and its ExecutorExited frees the kept executor. Missing
+// terminal tasks go silently, missing executors no such task uses are
+// forgotten at once, the reported task is kept, and the agent's resources
+// are recounted from what it reported.
 func TestReregistrationLosesTasksUnknownToAgent(t *testing.T) {
 	s, clk := newClockServer(t, 1, nil)
 	ag := s.Fakes[0]
@@ -31,6 +35,9 @@ func TestReregistrationLosesTasksUnknownToAgent(t *testing.T) {
 	withExec.Command = nil
 	withExec.Executor = &mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "ex"}, Command: &mesos.CommandInfo{Value: proto("run")},
 		Resources: mesos.Resources{scalar("cpus", 0.1), scalar("mem", 32)}}
+	lose.Command = nil
+	lose.Executor = &mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "lex"}, Command: &mesos.CommandInfo{Value: proto("run")},
+		Resources: mesos.Resources{scalar("cpus", 0.2), scalar("mem", 32)}}
 	c.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunch(keep, lose, withExec)}.WithOffers(o.ID)).With(calls.RefuseSeconds(3600)))
 	pa := subscribe(t, s, allCodecs[1], frameworkInfo("pa", mesos.FrameworkInfo_Capability_PARTITION_AWARE))
 	clk.Advance(tickAlloc)
@@ -46,8 +53,8 @@ func TestReregistrationLosesTasksUnknownToAgent(t *testing.T) {
 	for _, id := range []string{"keep", "exec"} {
 		c.nextUpdate(id)
 	}
-	// keep, lose, pa-lose (1 each) and ex (0.1); exec is FINISHED.
-	if m := s.Master.Metrics(); math.Abs(m["master/cpus_used"]-3.1) > 1e-9 {
+	// keep, lose, pa-lose (1 each), ex (0.1) and lex (0.2); exec is FINISHED.
+	if m := s.Master.Metrics(); math.Abs(m["master/cpus_used"]-3.3) > 1e-9 {
 		t.Fatalf("cpus used before re-registration: %v", m["master/cpus_used"])
 	}
 
@@ -59,18 +66,77 @@ func TestReregistrationLosesTasksUnknownToAgent(t *testing.T) {
 	if err := ag.RegisterWith(s.Master, link.Registration{Frameworks: []mesos.FrameworkInfo{fw}, Tasks: []mesos.Task{kept}}); err != nil {
 		t.Fatal(err)
 	}
-	st := c.nextUpdate("lose")
-	if st.GetState() != mesos.TASK_LOST || st.GetReason() != mesos.REASON_RECONCILIATION || st.GetSource() != mesos.SOURCE_MASTER ||
-		st.UUID != nil || st.GetAgentID().GetValue() != ag.ID() || st.GetMessage() != "Reconciliation: task unknown to the agent" {
+	// The master asks; until the agent answers it keeps the tasks and "lex"
+	// (keep 1, lose 1 + lex 0.2, pa-lose 1), but not "ex": only the
+	// finished "exec" used it.
+	asked := map[string]link.ReconcileTasks{}
+	for _, fw := range []string{c.id, pa.id} {
+		msg, err := ag.WaitFor(5*time.Second, func(m link.MasterMessage) bool {
+			return m.ReconcileTasks != nil && m.ReconcileTasks.Framework.GetID().GetValue() == fw
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked[fw] = *msg.ReconcileTasks
+	}
+	if r := asked[c.id]; len(r.Tasks) != 1 || r.Tasks[0].TaskID.Value != "lose" || r.Tasks[0].ExecutorID.GetValue() != "lex" ||
+		len(r.Executors) != 1 || r.Executors[0].Value != "lex" {
+		t.Fatalf("reconciliation asked of the agent for %s: %+v", c.id, r)
+	}
+	if r := asked[pa.id]; len(r.Tasks) != 1 || r.Tasks[0].TaskID.Value != "pa-lose" || len(r.Executors) != 0 ||
+		!hasCap(r.Framework, mesos.FrameworkInfo_Capability_PARTITION_AWARE) {
+		t.Fatalf("reconciliation asked of the agent for %s: %+v", pa.id, r)
+	}
+	if evs := c.marker("m0"); countEvents(evs, scheduler.Event_UPDATE) != 0 {
+		t.Fatalf("updates before the agent answered: %v", evs)
+	}
+	if m := s.Master.Metrics(); math.Abs(m["master/cpus_used"]-3.2) > 1e-9 {
+		t.Fatalf("cpus used while reconciling: %v", m["master/cpus_used"])
+	}
+	// The agent answers as minimesos' and Mesos' agents do.
+	lost := func(fw, task string, state mesos.TaskState, exID *mesos.ExecutorID) []byte {
+		u, msg := minimesostest.NewUUID(), "Reconciliation: task unknown to the agent"
+		if err := ag.Send(link.AgentMessage{StatusUpdate: &link.StatusUpdate{FrameworkID: mesos.FrameworkID{Value: fw}, ExecutorID: exID,
+			Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: task}, State: state.Enum(), Source: mesos.SOURCE_AGENT.Enum(),
+				Reason: mesos.REASON_RECONCILIATION.Enum(), Message: &msg, UUID: u, ExecutorID: exID}}}); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	uLose := lost(c.id, "lose", mesos.TASK_LOST, &mesos.ExecutorID{Value: "lex"})
+	uPa := lost(pa.id, "pa-lose", mesos.TASK_DROPPED, nil)
+	if err := ag.Send(link.AgentMessage{ExecutorExited: &link.ExecutorExited{FrameworkID: fid, ExecutorID: mesos.ExecutorID{Value: "lex"}, Status: -1}}); err != nil {
+		t.Fatal(err)
+	}
+	// Every event from here on (the answers free resources, which may be
+	// offered at once) is kept to count what is offered again.
+	evs, paEvs := c.marker("m"), pa.marker("mp")
+	var st, paSt *mesos.TaskStatus
+	var failure *scheduler.Event_Failure
+	for _, e := range append(append([]*scheduler.Event(nil), evs...), paEvs...) {
+		switch {
+		case e.GetType() == scheduler.Event_UPDATE && e.Update.Status.TaskID.Value == "lose":
+			st = &e.Update.Status
+		case e.GetType() == scheduler.Event_UPDATE && e.Update.Status.TaskID.Value == "pa-lose":
+			paSt = &e.Update.Status
+		case e.GetType() == scheduler.Event_UPDATE:
+			t.Errorf("more updates: %v", e) // the terminal "exec" goes silently
+		case e.GetType() == scheduler.Event_FAILURE:
+			failure = e.Failure
+		}
+	}
+	if st == nil || st.GetState() != mesos.TASK_LOST || st.GetReason() != mesos.REASON_RECONCILIATION || st.GetSource() != mesos.SOURCE_AGENT ||
+		!bytes.Equal(st.UUID, uLose) || st.GetAgentID().GetValue() != ag.ID() || st.GetMessage() != "Reconciliation: task unknown to the agent" {
 		t.Fatalf("lose: %v", st)
 	}
-	if st := pa.nextUpdate("pa-lose"); st.GetState() != mesos.TASK_DROPPED || st.GetReason() != mesos.REASON_RECONCILIATION {
-		t.Fatalf("pa-lose: %v", st)
+	if paSt == nil || paSt.GetState() != mesos.TASK_DROPPED || paSt.GetReason() != mesos.REASON_RECONCILIATION {
+		t.Fatalf("pa-lose: %v", paSt)
 	}
-	// Only "lose" was reported: the terminal "exec" went silently.
-	if evs := c.marker("m"); countEvents(evs, scheduler.Event_UPDATE) != 0 {
-		t.Fatalf("more updates: %v", evs)
+	if failure == nil || failure.GetExecutorID().GetValue() != "lex" {
+		t.Fatalf("failure %v", failure)
 	}
+	c.mustCall(calls.Acknowledge(ag.ID(), "lose", uLose))
+	pa.mustCall(calls.Acknowledge(ag.ID(), "pa-lose", uPa))
 	d := getState(t, s)
 	states := map[string]string{}
 	for _, f := range d.Frameworks {
@@ -89,14 +155,14 @@ func TestReregistrationLosesTasksUnknownToAgent(t *testing.T) {
 	}
 	m := s.Master.Metrics()
 	if m["master/cpus_used"] != 1 || m["master/mem_used"] != 64 || m["master/tasks_lost"] != 1 || m["master/tasks_dropped"] != 1 ||
-		m["master/task_lost/source_master/reason_reconciliation"] != 1 || m["master/slave_reregistrations"] != 1 {
+		m["master/task_lost/source_agent/reason_reconciliation"] != 1 || m["master/slave_reregistrations"] != 1 {
 		t.Errorf("metrics after re-registration: %v", m)
 	}
 	// What the agent no longer runs is offered again (all but "keep"),
 	// without the forgotten executor in executor_ids.
 	clk.Advance(tickAlloc)
 	var cpus float64
-	for _, evs := range [][]*scheduler.Event{c.marker("m1"), pa.marker("m2")} {
+	for _, evs := range [][]*scheduler.Event{evs, paEvs, c.marker("m1"), pa.marker("m2")} {
 		for _, e := range evs {
 			if e.GetType() != scheduler.Event_OFFERS {
 				continue
@@ -165,12 +231,10 @@ func TestRestartMasterKeepsAgents(t *testing.T) {
 		if c2.id != c.id {
 			t.Fatalf("re-subscribed as %s, want %s", c2.id, c.id)
 		}
-		c2.mustCall(calls.Reconcile())
-		if st := c2.nextUpdate("t"); st.GetState() != mesos.TASK_RUNNING || st.GetAgentID().GetValue() != ag.ID() ||
-			st.GetReason() != mesos.REASON_RECONCILIATION {
-			t.Fatalf("reconciled %v", st)
-		}
-		// The task's resources are still in use: the new offers hold 7 of 8 cpus.
+		// Offers come at once on subscription, as Mesos' allocator generates
+		// them on addFramework; the task's resources are still in use: they
+		// hold 7 of 8 cpus. (Read before reconciling: waiting for the answer
+		// skips other events, and offers made meanwhile would be missed.)
 		var cpus float64
 		for cpus < 7 {
 			for _, o := range c2.next(scheduler.Event_OFFERS).Offers.Offers {
@@ -183,6 +247,11 @@ func TestRestartMasterKeepsAgents(t *testing.T) {
 		}
 		if cpus != 7 {
 			t.Fatalf("offered cpus %v, want 7", cpus)
+		}
+		c2.mustCall(calls.Reconcile())
+		if st := c2.nextUpdate("t"); st.GetState() != mesos.TASK_RUNNING || st.GetAgentID().GetValue() != ag.ID() ||
+			st.GetReason() != mesos.REASON_RECONCILIATION {
+			t.Fatalf("reconciled %v", st)
 		}
 		u, err = ag.SendStatus(c.id, "t", mesos.TASK_FINISHED)
 		if err != nil {
@@ -202,4 +271,13 @@ func TestRestartMasterKeepsAgents(t *testing.T) {
 				len(d.Frameworks[0].CompletedTasks) == 1 && d.Frameworks[0].CompletedTasks[0].State == "TASK_FINISHED"
 		})
 	})
+}
+
+func hasCap(fi mesos.FrameworkInfo, c mesos.FrameworkInfo_Capability_Type) bool {
+	for _, cp := range fi.Capabilities {
+		if cp.Type == c {
+			return true
+		}
+	}
+	return false
 }

@@ -249,7 +249,7 @@ func (m *Master) state() stateDoc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := stateDoc{Version: Version, ID: m.cfg.ID, PID: m.info.GetPID(), Hostname: m.cfg.Hostname,
-		Leader: m.info.GetPID(), LeaderInfo: m.info, StartTime: secs(m.started), ElectedTime: secs(m.started),
+		Leader: m.info.GetPID(), LeaderInfo: m.info, StartTime: secs(m.started), ElectedTime: secs(m.elected),
 		UnreachableSlaves: float64(len(m.unreachable)), Slaves: []stateAgent{}, Frameworks: []stateFw{},
 		CompletedFrameworks: []stateFw{}, Flags: m.flags()}
 	for _, id := range sortedKeys(m.agents) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/minimesos/allocator"
 	"github.com/flint-mesos/flint/deploy/minimesos/mesoshttp"
+	"github.com/flint-mesos/flint/internal/uuid"
 )
 
 func errorEvent(msg string) *scheduler.Event {
@@ -35,7 +36,7 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, _ mesoshttp.M
 			fi.GetPrincipal()+"' set in `FrameworkInfo`")
 		return
 	}
-	sub := newSubscription(newUUID())
+	sub := newSubscription(uuid.NewString())
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -117,9 +118,10 @@ func (m *Master) attach(sub *subscription, fi *mesos.FrameworkInfo, suppressed [
 	f.sub = sub
 	f.active = true
 	m.alloc.ActivateFramework(f.id)
-	if len(suppressed) > 0 {
-		m.alloc.Suppress(f.id, suppressed)
-	}
+	// As Mesos: the subscription's suppressed_roles are the framework's
+	// suppressed roles from now on, also when it fails over (a previous
+	// driver's SUPPRESS does not outlive it).
+	m.alloc.SetSuppressed(f.id, suppressed)
 	fid := mesos.FrameworkID{Value: f.id}
 	hb := m.cfg.HeartbeatInterval.Seconds()
 	mi := m.info
@@ -128,6 +130,7 @@ func (m *Master) attach(sub *subscription, fi *mesos.FrameworkInfo, suppressed [
 	}})
 	sub.push(&scheduler.Event{Type: scheduler.Event_HEARTBEAT})
 	m.log.WithFields(logrus.Fields{"framework": f.id, "name": f.info.Name, "stream": sub.streamID}).Info("framework subscribed")
+	m.generateOffersLocked()
 	return f
 }
 
@@ -229,10 +232,13 @@ func (m *Master) removeFramework(f *framework, now time.Time) {
 	}
 	m.cancel(f.failover)
 	m.removeOffers(f, false, now)
+	freed := map[string]bool{}
 	for _, t := range f.tasks {
 		if !isTerminal(t.state()) {
 			st := m.masterStatus(t, mesos.TASK_KILLED, mesos.REASON_FRAMEWORK_REMOVED, "Framework "+f.id+" removed")
-			m.setLatest(t, st)
+			if m.setLatest(t, st) {
+				freed[t.t.AgentID.Value] = true
+			}
 		}
 		m.completeTask(f, t)
 	}
@@ -258,6 +264,9 @@ func (m *Master) removeFramework(f *framework, now time.Time) {
 	}
 	m.inc("master/frameworks_removed", 1)
 	m.log.WithField("framework", f.id).Info("framework removed")
+	for _, id := range sortedKeys(freed) {
+		m.released(id)
+	}
 }
 
 // updateFramework applies UPDATE_FRAMEWORK. Callers hold m.mu.

@@ -49,8 +49,12 @@ func (m *Master) masterStatus(t *task, st mesos.TaskState, reason mesos.TaskStat
 }
 
 // setLatest records a status as the task's latest (and recovers its
-// resources the first time it is terminal). Callers hold m.mu.
-func (m *Master) setLatest(t *task, st mesos.TaskStatus) {
+// resources the first time it is terminal, reporting true then: the
+// caller sends the update, then calls released, so that the framework
+// hears of the end before any offer of what it freed, as Mesos' master
+// forwards an update before updateTask recovers its resources).
+// Callers hold m.mu.
+func (m *Master) setLatest(t *task, st mesos.TaskStatus) (freed bool) {
 	t.latest = st
 	t.t.State = st.GetState().Enum()
 	keep := st
@@ -66,8 +70,9 @@ func (m *Master) setLatest(t *task, st mesos.TaskStatus) {
 	if isTerminal(st.GetState()) && !t.recovered {
 		t.recovered = true
 		m.alloc.Recover(t.t.AgentID.Value, t.t.FrameworkID.Value, t.t.Resources, nil, m.cfg.Clock.Now())
-		m.released(t.t.AgentID.Value)
+		return true
 	}
+	return false
 }
 
 // completeTask moves a task to the framework's completed tasks.
@@ -110,8 +115,13 @@ func (m *Master) statusUpdate(ag *agent, su *link.StatusUpdate) {
 	}
 	f := m.fws[su.FrameworkID.Value]
 	if f == nil {
-		m.log.WithFields(logrus.Fields{"framework": su.FrameworkID.Value, "task": st.TaskID.Value}).
-			Warn("dropping status update of an unknown framework")
+		entry := m.log.WithFields(logrus.Fields{"framework": su.FrameworkID.Value, "task": st.TaskID.Value})
+		if m.removedFw.has(su.FrameworkID.Value) {
+			// An update racing the framework's teardown: expected.
+			entry.Debug("dropping status update of a removed framework")
+		} else {
+			entry.Warn("dropping status update of an unknown framework")
+		}
 		m.inc("master/invalid_status_updates", 1)
 		if m.removedFw.has(su.FrameworkID.Value) {
 			// The agent missed the framework's removal (it was disconnected)
@@ -127,8 +137,9 @@ func (m *Master) statusUpdate(ag *agent, su *link.StatusUpdate) {
 			f.tasks[st.TaskID.Value] = t
 		}
 	}
+	freed := false
 	if t != nil {
-		m.setLatest(t, st)
+		freed = m.setLatest(t, st)
 		t.t.StatusUpdateState = st.GetState().Enum()
 		t.t.StatusUpdateUUID = st.UUID
 		if len(st.UUID) > 0 {
@@ -139,6 +150,9 @@ func (m *Master) statusUpdate(ag *agent, su *link.StatusUpdate) {
 	}
 	m.inc("master/valid_status_updates", 1)
 	m.sendUpdate(f, st)
+	if freed {
+		m.released(ag.id)
+	}
 }
 
 // acknowledge forwards an ACKNOWLEDGE and removes a task whose terminal
@@ -233,7 +247,7 @@ func (m *Master) reconcile(f *framework, tasks []scheduler.Call_Reconcile_Task) 
 		case agentID != "" && ag != nil && !ag.connected && !ag.active:
 			continue // agent re-registering: no reply, as in Mesos
 		case agentID != "" && ag == nil && !m.gone[agentID] && m.unreachable[agentID].IsZero() &&
-			m.cfg.Clock.Now().Sub(m.started) < m.cfg.AgentReregisterTimeout:
+			m.cfg.Clock.Now().Sub(m.elected) < m.cfg.AgentReregisterTimeout:
 			continue // unknown agent soon after a (re)start: it may still re-register
 		case agentID != "" && ag != nil:
 			st.State = mesos.TASK_GONE.Enum()

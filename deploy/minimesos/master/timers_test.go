@@ -1,6 +1,7 @@
 package master_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 // Timer-driven behaviour runs on a FakeClock: allocation every second,
@@ -93,10 +95,7 @@ func TestOfferTimeoutRescindsAndReoffers(t *testing.T) {
 	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
 		s, clk := newClockServer(t, 1, func(c *master.Config) { c.OfferTimeout = 30 * time.Second })
 		c := subscribe(t, s, codec, frameworkInfo("ot"))
-		if ids := offerIDs(c.marker("m0")); len(ids) != 0 {
-			t.Fatalf("offers before the first allocation: %v", ids)
-		}
-		clk.Advance(tickAlloc)
+		// Offered on subscription, as Mesos' allocator offers on addFramework.
 		o1 := c.next(scheduler.Event_OFFERS).Offers.Offers[0]
 		// One tick short of the timeout: nothing rescinded or re-offered.
 		clk.Advance(30*time.Second - tickAlloc)
@@ -348,12 +347,8 @@ func TestAgentRemovalByHealthCheck(t *testing.T) {
 			t.Helper()
 			n := ag.Pongs()
 			clk.Advance(time.Second)
-			deadline := time.Now().Add(5 * time.Second)
-			for answering && ag.Pongs() == n {
-				if time.Now().After(deadline) {
-					t.Fatal("no pong")
-				}
-				time.Sleep(time.Millisecond)
+			if answering {
+				waitfor.True(t, 5*time.Second, "the agent's pong", func() bool { return ag.Pongs() != n })
 			}
 		}
 		pa := subscribe(t, s, codec, frameworkInfo("pa", mesos.FrameworkInfo_Capability_PARTITION_AWARE))
@@ -396,4 +391,55 @@ func TestAgentRemovalByHealthCheck(t *testing.T) {
 			t.Fatalf("metrics %v", m)
 		}
 	})
+}
+
+// Without AllocateOnRelease the master allocates as Mesos' batch allocator
+// does: at once on the events after which Mesos generates offers (a
+// framework subscribing, REVIVE, an agent registering), but resources
+// recovered from a declined offer (or an ended task) wait for the next
+// allocation interval.
+func TestBatchAllocationAsMesos(t *testing.T) {
+	forCodecs(t, func(t *testing.T, codec encoding.Codec) {
+		s, clk := newClockServer(t, 1, nil)
+		c := subscribe(t, s, codec, frameworkInfo("batch"))
+		o1 := c.next(scheduler.Event_OFFERS).Offers.Offers[0] // on subscription, no tick
+		c.mustCall(calls.Decline(o1.ID).With(calls.RefuseSeconds(0)))
+		if ids := offerIDs(c.marker("m1")); len(ids) != 0 {
+			t.Fatalf("declined resources re-offered before the next batch: %v", ids)
+		}
+		clk.Advance(tickAlloc)
+		o2 := c.next(scheduler.Event_OFFERS).Offers.Offers[0]
+		if o2.ID == o1.ID || o2.AgentID != o1.AgentID {
+			t.Fatalf("next batch offered %v, want a new offer of agent %s", o2.ID, o1.AgentID.Value)
+		}
+		// Declined for an hour, then revived: offered at once again.
+		c.mustCall(calls.Decline(o2.ID).With(calls.RefuseSeconds(time.Hour)))
+		clk.Advance(tickAlloc)
+		if ids := offerIDs(c.marker("m2")); len(ids) != 0 {
+			t.Fatalf("filtered agent offered: %v", ids)
+		}
+		c.mustCall(calls.Revive())
+		if o3 := c.next(scheduler.Event_OFFERS).Offers.Offers[0]; o3.AgentID != o1.AgentID {
+			t.Fatalf("revive offered %v", o3)
+		}
+	})
+}
+
+// The master announces its total ping timeout (interval × max missed
+// pings) to a registering agent, as Mesos' MasterSlaveConnection does, so
+// the agent waits as long as the master before it takes the other for gone.
+func TestRegistrationAnnouncesThePingTimeout(t *testing.T) {
+	m, err := master.New(master.Config{ID: "ping-timeout", AgentPingInterval: 2 * time.Second, AgentMaxMissedPings: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	reg, err := m.RegisterAgent(context.Background(), link.Registration{AgentInfo: mesos.AgentInfo{Hostname: "h"}},
+		link.AgentFunc(func(link.MasterMessage) error { return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.PingInterval != 2*time.Second || reg.PingTimeout != 14*time.Second {
+		t.Fatalf("registered with ping interval %v and timeout %v, want 2s and 14s", reg.PingInterval, reg.PingTimeout)
+	}
 }

@@ -2,7 +2,6 @@ package minimesostest
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"sort"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/internal/uuid"
 )
 
 // FakeAgent is an in-process agent that records what the master sends,
@@ -239,12 +239,8 @@ func (a *FakeAgent) WaitFor(timeout time.Duration, pred func(link.MasterMessage)
 	}
 }
 
-// NewUUID returns 16 random bytes (a status update uuid).
-func NewUUID() []byte {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return b
-}
+// NewUUID returns a random UUID (a status update uuid).
+func NewUUID() []byte { return uuid.New() }
 
 // SendStatus sends a status update for a task (with a fresh uuid, source
 // SOURCE_EXECUTOR) and returns the uuid.

@@ -172,11 +172,11 @@ func (c Constraint) checkValue(a *mesos.Attribute) string {
 	case mesos.SCALAR:
 		got := a.GetScalar().GetValue()
 		for _, v := range c.Values {
-			if f, err := strconv.ParseFloat(v, 64); err == nil && fixed(f) == fixed(got) {
+			if f, err := strconv.ParseFloat(v, 64); err == nil && fixed(f) <= fixed(got) {
 				return ""
 			}
 		}
-		return fmt.Sprintf("scalar attribute %q is %s, want one of %s", c.Attribute, strconv.FormatFloat(got, 'f', -1, 64), want)
+		return fmt.Sprintf("scalar attribute %q is %s, want at least one of %s", c.Attribute, strconv.FormatFloat(got, 'f', -1, 64), want)
 	case mesos.RANGES:
 		for _, v := range c.Values {
 			if n, err := strconv.ParseUint(v, 10, 64); err == nil && inRanges(n, a.GetRanges()) {

@@ -9,9 +9,9 @@
 //
 //   - no value list: the attribute only has to be present, whatever its type;
 //   - TEXT: the attribute's text equals one of the listed values;
-//   - SCALAR: one of the listed values, read as a number, equals the attribute's value (compared
-//     at Mesos' three-decimal precision; Spark instead accepts any listed value <= the offered
-//     one, which makes "cpus:2" match an offer of 8 — Flint keeps equality, as documented);
+//   - SCALAR: one of the listed values, read as a number, is at most the attribute's value
+//     (compared at Mesos' three-decimal precision), as in Spark: "cpus:2" matches an agent whose
+//     "cpus" attribute is 8, "cpus:4" matches 4.5, "cpus:5" does not;
 //   - RANGES: one of the listed values, read as an unsigned integer, lies inside one of the
 //     attribute's ranges;
 //   - SET: the attribute's set contains every listed value.

@@ -1,6 +1,7 @@
 package detector
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -195,9 +196,7 @@ func ParseMasterInfo(data []byte) (Leader, error) {
 		ip4 = net.IP(b).String()
 	}
 	host, port := m.Hostname, m.Port
-	if host == "" {
-		host = ip4
-	}
+	host = cmp.Or(host, ip4)
 	info := mesos.MasterInfo{ID: m.ID, IP: m.IP, Port: u32p(m.Port), PID: strp(m.PID), Hostname: strp(m.Hostname), Version: strp(m.Version)}
 	if a := m.Address; a != nil {
 		info.Address = &mesos.Address{Hostname: strp(a.Hostname), IP: strp(a.IP), Port: a.Port}

@@ -5,7 +5,7 @@ import (
 	"net"
 	"strings"
 
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
 )
 
@@ -43,7 +43,7 @@ func ReadAddr(cfg *config.Config) (Addr, []error) {
 
 // Resolve fills in Host, when unset, with the local address the driver uses
 // to reach master m (see DriverHost).
-func (a Addr) Resolve(m framework.Master) (Addr, error) {
+func (a Addr) Resolve(m backend.Master) (Addr, error) {
 	h, err := DriverHost(a.Host, m)
 	a.Host = h
 	return a, err

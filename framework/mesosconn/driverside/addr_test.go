@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework/config"
 )
 
 func TestReadAddrValidates(t *testing.T) {
@@ -24,10 +26,16 @@ func TestReadAddrValidates(t *testing.T) {
 	if len(errs) != 0 || a != (Addr{Host: "10.0.0.5", Bind: "0.0.0.0", GatewayPort: 7077, FilePort: 7078}) {
 		t.Fatalf("ReadAddr = %+v, %v", a, errs)
 	}
-	for _, c := range [][]string{{"flint.driver.port=70000"}, {"flint.driver.fileServer.port=-1"}, {"flint.driver.port=7077", "flint.driver.fileServer.port=7077"}} {
-		if errs := cfg(c...); len(errs) != 1 || !strings.Contains(errs[0].Error(), "flint.driver.") {
-			t.Errorf("%v: errors %v, want one naming the key", c, errs)
+	// Out-of-range ports are refused when the configuration loads (the key
+	// table bounds them); ReadAddr still refuses them in a Config built
+	// otherwise, and refuses one port for both servers.
+	for _, c := range []string{"flint.driver.port=70000", "flint.driver.fileServer.port=-1"} {
+		if _, err := config.Load(config.LoadOptions{Conf: []string{c}}); err == nil || !strings.Contains(err.Error(), "flint.driver.") {
+			t.Errorf("%s: load error %v, want one naming the key", c, err)
 		}
+	}
+	if errs := cfg("flint.driver.port=7077", "flint.driver.fileServer.port=7077"); len(errs) != 1 || !strings.Contains(errs[0].Error(), "flint.driver.") {
+		t.Errorf("one port for both: errors %v, want one naming the keys", errs)
 	}
 }
 
@@ -64,7 +72,7 @@ func TestAddrBindsOneAddressAndAdvertisesAnother(t *testing.T) {
 
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	fs, exe, err := ServeExecutor("", Addr{Host: "driver.example", Bind: "127.0.0.1", FilePort: freePort(t)}, log)
+	fs, exe, err := ServeExecutor("", "", Addr{Host: "driver.example", Bind: "127.0.0.1", FilePort: freePort(t)}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

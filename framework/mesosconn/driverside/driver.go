@@ -9,15 +9,16 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
-	"github.com/flint-mesos/flint/uri"
+	"github.com/flint-mesos/flint/internal/uuid"
+	"github.com/flint-mesos/flint/uri/fileserver"
 )
 
 // MasterURL is the URL mesosconn dials for a Mesos flint.master.
-func MasterURL(m framework.Master) string {
+func MasterURL(m backend.Master) string {
 	switch {
 	case m.ZooKeeper != "":
 		return "mesos://zk://" + strings.TrimPrefix(m.ZooKeeper, "zk://")
@@ -30,7 +31,7 @@ func MasterURL(m framework.Master) string {
 // DriverHost is the address executors reach the driver at: configured
 // (flint.driver.host) when set, else the local address used to reach the
 // master (its first ZooKeeper server for a zk:// master).
-func DriverHost(configured string, m framework.Master) (string, error) {
+func DriverHost(configured string, m backend.Master) (string, error) {
 	if configured != "" {
 		return configured, nil
 	}
@@ -54,23 +55,16 @@ func DriverHost(configured string, m framework.Master) (string, error) {
 	return h, nil
 }
 
-// Executable is the executor binary agents fetch.
-type Executable struct {
-	URI string // with the file server token, if any: never logged
-	Log string // URI as logged
-}
-
-// ServeExecutor is the executor binary: configured (flint.executor.uri) when
-// set, else the driver's own executable, served by a new file server on
-// addr's bind address and file server port, advertised at addr.Host, whose
-// token is in URI but not in Log. The server is returned whenever it serves,
-// also with an error, for the caller to close.
-func ServeExecutor(configured string, addr Addr, log logrus.FieldLogger) (*uri.Server, Executable, error) {
-	if configured != "" {
-		return nil, Executable{URI: configured, Log: RedactURI(configured)}, nil
-	}
-	token := uri.NewToken()
-	fs, err := uri.NewServer(uri.ServerConfig{Token: token, AdvertiseHost: addr.Host, Logger: log})
+// ServeExecutor starts the driver's file server on addr's bind address and
+// file server port, advertised at addr.Host: it serves the files a job adds
+// (Context.AddFile, see AddedFiles) and the executor binary. The binary is
+// the configured one (flint.executor.uri, with sha256 from
+// flint.executor.sha256, possibly empty) when set, else the driver's own
+// executable, published on the server, whose executors check their binary
+// against its SHA-256. The server is returned whenever it serves, also with
+// an error, for the caller to close.
+func ServeExecutor(configured, sha256 string, addr Addr, log logrus.FieldLogger) (*fileserver.Server, Executable, error) {
+	fs, err := fileserver.New(fileserver.Config{Token: fileserver.NewToken(), AdvertiseHost: addr.Host, Logger: log})
 	if err != nil {
 		return nil, Executable{}, fmt.Errorf("file server: %w", err)
 	}
@@ -81,11 +75,14 @@ func ServeExecutor(configured string, addr Addr, log logrus.FieldLogger) (*uri.S
 	if err := fs.Serve(lis); err != nil {
 		return nil, Executable{}, fmt.Errorf("file server: %w", err)
 	}
+	if configured != "" {
+		return fs, Executable{URI: configured, Name: URIBase(configured), Log: RedactURI(configured), SHA256: sha256, log: log}, nil
+	}
 	fu, err := fs.AddExecutable()
 	if err != nil {
 		return fs, Executable{}, fmt.Errorf("serve the driver's executable: %w", err)
 	}
-	return fs, Executable{URI: WithToken(fu.URL, token), Log: fu.URL}, nil
+	return fs, Executable{URI: fu.URL, Name: fu.Name, Log: fu.URL, SHA256: fu.SHA256, files: fs, served: fu, log: log}, nil
 }
 
 // Subscription is how a backend subscribes to its master.
@@ -117,4 +114,23 @@ func Subscribe(ctx context.Context, fc *config.Config, s Subscription, h mesosco
 		return nil, mc.User, fmt.Errorf("cannot register with the Mesos master %s: %w", s.Master, err)
 	}
 	return conn, mc.User, nil
+}
+
+// KeepFramework reports whether Stop leaves the framework registered for a successor driver
+// (no TEARDOWN): flint.mesos.driver.failover with a flint.mesos.failoverTimeout above 0.
+func KeepFramework(fc *config.Config) bool {
+	return fc.Bool("flint.mesos.driver.failover") && fc.Duration("flint.mesos.failoverTimeout") > 0
+}
+
+// TaskIDPrefix starts the Mesos task (and executor) ids a driver launches. Mesos refuses a task whose
+// id a live task of the framework already has ("Task has duplicate ID"), and a driver taking over
+// a framework (flint.mesos.driver.frameworkId) finds its predecessor's tasks still running under
+// ids it would reuse: such a driver prefixes its ids with a random tag of its own, so that neither
+// its launches nor its kills of the predecessor's executors meet the other's ids. A new framework
+// has no predecessor: its ids stay unprefixed ("" here).
+func TaskIDPrefix(fc *config.Config) string {
+	if strings.TrimSpace(fc.String("flint.mesos.driver.frameworkId")) == "" {
+		return ""
+	}
+	return uuid.NewString()[:8] + "-"
 }

@@ -3,12 +3,18 @@ package driverside
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/config"
 )
 
 func TestMasterURL(t *testing.T) {
@@ -16,7 +22,7 @@ func TestMasterURL(t *testing.T) {
 		"mesos://127.0.0.1:5050":             "mesos://127.0.0.1:5050",
 		"mesos://zk://h1:2181,h2:2181/mesos": "mesos://zk://h1:2181,h2:2181/mesos",
 	} {
-		m, err := framework.ParseMaster(raw)
+		m, err := backend.ParseMaster(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +33,7 @@ func TestMasterURL(t *testing.T) {
 }
 
 func TestDriverHost(t *testing.T) {
-	m, err := framework.ParseMaster("mesos://127.0.0.1:5050")
+	m, err := backend.ParseMaster("mesos://127.0.0.1:5050")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,16 +48,135 @@ func TestDriverHost(t *testing.T) {
 func TestServeExecutor(t *testing.T) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	fs, exe, err := ServeExecutor("https://u:p@h/flint?sig=x", Addr{Host: "127.0.0.1"}, log)
-	if fs != nil || err != nil || exe.URI != "https://u:p@h/flint?sig=x" || exe.Log != "https://REDACTED@h/flint?REDACTED" {
-		t.Errorf("configured: %v %+v %v", fs, exe, err)
+	sum := strings.Repeat("ab", 32)
+	fs, exe, err := ServeExecutor("https://u:p@h/flint?sig=x", sum, Addr{Host: "127.0.0.1"}, log)
+	if err != nil || exe.URI != "https://u:p@h/flint?sig=x" || exe.Log != "https://REDACTED@h/flint?REDACTED" || exe.Name != "flint" || exe.SHA256 != sum {
+		t.Errorf("configured: %+v %v", exe, err)
 	}
-	fs, exe, err = ServeExecutor("", Addr{Host: "127.0.0.1"}, log)
+	// the server still runs, for the files a job adds, but serves no binary
+	if fs == nil || fs.URL() == "" {
+		t.Fatalf("configured binary: no file server for added files")
+	}
+	if u := exe.URIs("e1", nil); u[0].Value != exe.URI {
+		t.Errorf("configured binary's URI got a credential: %s", u[0].Value)
+	}
+	fs.Close(context.Background())
+	fs, exe, err = ServeExecutor("", "", Addr{Host: "127.0.0.1"}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fs.Close(context.Background())
-	if !strings.Contains(exe.URI, "?token=") || strings.Contains(exe.Log, "token") || RedactURI(exe.URI) != strings.Replace(exe.Log, "#", "?REDACTED#", 1) {
-		t.Errorf("served: URI %q, Log %q", exe.URI, exe.Log)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(exe.URI, "?#") || exe.Log != exe.URI || exe.Name != filepath.Base(self) || len(exe.SHA256) != 64 {
+		t.Errorf("served: %+v; want a URI with no credential, named after the executable, with its SHA-256", exe)
+	}
+	if got := exe.Env()[executor.EnvBinarySHA256]; got != exe.SHA256 {
+		t.Errorf("Env %v: executors are not told the SHA-256", exe.Env())
+	}
+}
+
+// Each launch of a served executor carries its own credential, which opens
+// the binary until that executor registers and never another file; every
+// URI names its file with output_file.
+func TestExecutableURIsGrantPerExecutor(t *testing.T) {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	fs, exe, err := ServeExecutor("", "", Addr{Host: "127.0.0.1"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close(context.Background())
+	other, err := fs.AddFile(writeFile(t, "other.conf", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u1 := exe.URIs("1", []string{"https://s3.example/b/data.tar.gz?X-Sig=abc#frag", "/opt/lib/x.so"})
+	u2 := exe.URIs("2", nil)
+	if len(u1) != 3 || len(u2) != 1 {
+		t.Fatalf("URIs: %+v %+v", u1, u2)
+	}
+	for i, want := range []string{exe.Name, "data.tar.gz", "x.so"} {
+		if got := u1[i].GetOutputFile(); got != want {
+			t.Errorf("URI %d output_file %q, want %q", i, got, want)
+		}
+	}
+	if !u1[0].GetExecutable() || u1[0].GetExtract() || u1[0].GetCache() || u1[1].Extract != nil {
+		t.Errorf("flags: %+v, %+v", u1[0], u1[1])
+	}
+	tok1, tok2 := tokenOf(t, u1[0].Value), tokenOf(t, u2[0].Value)
+	if tok1 == tok2 {
+		t.Fatal("two executors share a fetch credential")
+	}
+	status := func(rawURL string) int {
+		t.Helper()
+		resp, err := http.Get(rawURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(u1[0].Value); got != 200 {
+		t.Fatalf("executor 1 fetching its binary: %d", got)
+	}
+	if got := status(other.URL + "?token=" + tok1); got != 401 {
+		t.Fatalf("executor 1's credential on another file: %d, want 401", got)
+	}
+	exe.Registered("1")
+	if got := status(u1[0].Value); got != 401 {
+		t.Fatalf("executor 1's credential after it registered: %d, want 401", got)
+	}
+	if got := status(u2[0].Value); got != 200 {
+		t.Fatalf("executor 2, not registered yet: %d", got)
+	}
+	if again := exe.URIs("2", nil); again[0].Value != u2[0].Value {
+		t.Fatal("a second launch description of an unregistered executor differs (Mesos refuses a changed ExecutorInfo)")
+	}
+}
+
+func tokenOf(t *testing.T, rawURL string) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := u.Query().Get("token")
+	if len(tok) < 32 {
+		t.Fatalf("%s carries no fetch credential", RedactURI(rawURL))
+	}
+	return tok
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A new framework's task ids stay plain; every driver that takes over a framework gets a prefix of its
+// own, so that a successor never reuses the ids of its predecessor's tasks (which may still run).
+func TestTaskIDPrefix(t *testing.T) {
+	c := config.New()
+	if p := TaskIDPrefix(c); p != "" {
+		t.Errorf("a new framework's prefix is %q, want none", p)
+	}
+	if err := c.Set("flint.mesos.driver.frameworkId", "f-0001"); err != nil {
+		t.Fatal(err)
+	}
+	first, second := TaskIDPrefix(c), TaskIDPrefix(c)
+	for _, p := range []string{first, second} {
+		if len(p) != 9 || !strings.HasSuffix(p, "-") {
+			t.Errorf("a successor's prefix is %q, want 8 characters and a dash", p)
+		}
+	}
+	if first == second {
+		t.Errorf("two successors share the prefix %q", first)
 	}
 }

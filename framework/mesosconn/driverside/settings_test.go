@@ -1,6 +1,7 @@
 package driverside
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/flint-mesos/flint/framework/config"
@@ -31,10 +32,12 @@ func TestExecutorMemory(t *testing.T) {
 		wantLimit  string
 		wantOthers map[string]string
 	}{
-		{nil, 1024 + 384, "1024MiB", nil},
-		{[]string{"flint.executor.memory=8g"}, 9012, "8192MiB", nil},
-		{[]string{"flint.executor.memory=512m", "flint.mesos.executor.memoryOverhead=64m"}, 576, "512MiB", nil},
-		{[]string{"flint.executor.memory=512m", "flint.executorEnv.GOMEMLIMIT=300MiB", "flint.executorEnv.A=b"}, 512 + 384, "300MiB", map[string]string{"A": "b"}},
+		{nil, 1024 + 384, "1024MiB", map[string]string{"GOGC": "200"}},
+		{[]string{"flint.executor.memory=8g"}, 9012, "8192MiB", map[string]string{"GOGC": "200"}},
+		{[]string{"flint.executor.memory=512m", "flint.mesos.executor.memoryOverhead=64m"}, 576, "512MiB", map[string]string{"GOGC": "200"}},
+		{[]string{"flint.executorEnv.GOGC=50"}, 1024 + 384, "1024MiB", map[string]string{"GOGC": "50"}},
+		// the user's own limit: GOGC is theirs to set too
+		{[]string{"flint.executor.memory=512m", "flint.executorEnv.GOMEMLIMIT=300MiB", "flint.executorEnv.A=b"}, 512 + 384, "300MiB", map[string]string{"A": "b", "GOGC": ""}},
 	} {
 		e := readExecutor(t, c.conf...)
 		if e.MemMB != c.wantMemMB {
@@ -47,6 +50,22 @@ func TestExecutorMemory(t *testing.T) {
 			if e.Env[k] != v {
 				t.Errorf("%v: env %s = %q, want %q", c.conf, k, e.Env[k], v)
 			}
+		}
+	}
+}
+
+func TestReadExecutorURIsAndHash(t *testing.T) {
+	e := readExecutor(t, "flint.executor.uri=https://h/rel/flint?sig=1", "flint.executor.sha256="+strings.Repeat("AB", 32))
+	if e.Command != "./flint" || e.SHA256 != strings.Repeat("ab", 32) {
+		t.Errorf("command %q, sha %q", e.Command, e.SHA256)
+	}
+	for _, c := range [][]string{
+		{"flint.executor.sha256=abc"},
+		{"flint.executor.uri=https://h/dir/"},
+		{"flint.mesos.uris=https://h/ok.txt,http://h"},
+	} {
+		if _, errs := ReadExecutor(loadConfig(t, c...)); len(errs) != 1 {
+			t.Errorf("%v: errors %v, want one", c, errs)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package containerizer
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,9 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mesostime "github.com/mesos/mesos-go/api/v1/lib/time"
+
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 func TestFormatDuration(t *testing.T) {
@@ -87,11 +91,18 @@ func TestSandboxLayout(t *testing.T) {
 
 func run(t *testing.T, c mesos.CommandInfo, user string) (*Process, string) {
 	t.Helper()
+	return runSpec(t, Spec{Command: c, User: user})
+}
+
+// runSpec launches spec in a new sandbox (its Sandbox and Env set here).
+func runSpec(t *testing.T, spec Spec) (*Process, string) {
+	t.Helper()
 	dir, err := CreateSandbox(t.TempDir(), "S", "f", "e", "c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Launch(Spec{Command: c, Sandbox: dir, Env: BuildEnv(os.Environ(), map[string]string{"MESOS_SANDBOX": dir}, nil), User: user})
+	spec.Sandbox, spec.Env = dir, BuildEnv(os.Environ(), map[string]string{"MESOS_SANDBOX": dir}, nil)
+	p, err := Launch(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +147,11 @@ func strPtr(s string) *string { return &s }
 
 func TestExitCodesAndSignals(t *testing.T) {
 	p, _ := run(t, sh("exit 3"), "")
-	if st := wait(t, p, 10*time.Second); !st.Exited || st.Code != 3 || st.String() != "exited with status 3" || st.WaitStatus() != 3 {
+	if st := wait(t, p, 10*time.Second); !st.Exited || st.Code != 3 || st.String() != "exited with status 3" || st.WaitStatus() != 3<<8 {
 		t.Fatalf("exit 3: %+v %q", st, st)
 	}
 	p, _ = run(t, sh("kill -KILL $$"), "")
-	if st := wait(t, p, 10*time.Second); st.Signal != syscall.SIGKILL || st.String() != "terminated with signal Killed" || st.WaitStatus() != 137 {
+	if st := wait(t, p, 10*time.Second); st.Signal != syscall.SIGKILL || st.String() != "terminated with signal Killed" || st.WaitStatus() != 9 {
 		t.Fatalf("kill: %+v %q", st, st)
 	}
 }
@@ -160,27 +171,39 @@ func TestMissingCommand(t *testing.T) {
 
 // A tree that ignores SIGTERM is killed with SIGKILL after the grace
 // period, children included.
+// A tree that ignores SIGTERM is killed with SIGKILL once the grace period
+// has passed on the process's clock, children included — and not before:
+// it still writes ticks after SIGTERM, and after all but the last
+// millisecond of the grace.
 func TestKillTreeIgnoringSIGTERM(t *testing.T) {
-	p, dir := run(t, sh("trap '' TERM; sleep 300 & echo $! > child; echo ready > ready; wait"), "")
+	clk := clock.NewFake(time.Time{})
+	p, dir := runSpec(t, Spec{Command: sh("trap '' TERM; sleep 300 & echo $! > child; echo ready > ready; " +
+		"while :; do echo tick >> ticks; sleep 0.02; done"), Clock: clk})
 	waitFile(t, filepath.Join(dir, "ready"))
 	b, _ := os.ReadFile(filepath.Join(dir, "child"))
 	child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	start := time.Now()
-	p.Kill(300 * time.Millisecond)
-	st := wait(t, p, 10*time.Second)
-	if el := time.Since(start); el < 250*time.Millisecond {
-		t.Fatalf("ended after %v, before the grace period", el)
+	ticks := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, "ticks"))
+		return strings.Count(string(b), "tick\n")
 	}
-	if st.Signal != syscall.SIGKILL {
+	ticking := func(when string) {
+		t.Helper()
+		n := ticks()
+		waitfor.True(t, 10*time.Second, "a tick "+when, func() bool { return ticks() > n })
+	}
+	const grace = 300 * time.Millisecond
+	p.Kill(grace)
+	if !clk.HasPending(grace) {
+		t.Fatalf("no SIGKILL armed %v after SIGTERM: %v", grace, clk.Pending())
+	}
+	ticking("after SIGTERM")
+	clk.Advance(grace - time.Millisecond)
+	ticking("a millisecond before the grace ends")
+	clk.Advance(time.Millisecond) // SIGKILL, sent before Advance returns
+	if st := wait(t, p, 10*time.Second); st.Signal != syscall.SIGKILL {
 		t.Fatalf("status %v, want SIGKILL", st)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(child, 0) {
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d survived", child)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.True(t, 5*time.Second, fmt.Sprintf("child %d to die with its process group", child), func() bool { return !alive(child, 0) })
 }
 
 func TestKillGraceful(t *testing.T) {
@@ -194,16 +217,10 @@ func TestKillGraceful(t *testing.T) {
 
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.True(t, 10*time.Second, path+" to appear", func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 }
 
 func TestRunAsUser(t *testing.T) {

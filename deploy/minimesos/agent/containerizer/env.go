@@ -81,7 +81,8 @@ func boolEnv(b bool) string {
 // BuildEnv returns the environment of a launched process: base (the
 // inherited environment, "K=V" entries), then vars, then the command's own
 // environment; later sources override earlier ones. Variables of type
-// SECRET are refused by the caller's validation and skipped here.
+// SECRET are skipped here: Launch resolves them (resolveSecrets), so their
+// values are in the process's environment only.
 func BuildEnv(base []string, vars map[string]string, cmd *mesos.Environment) []string {
 	m := make(map[string]string, len(base)+len(vars))
 	for _, kv := range base {

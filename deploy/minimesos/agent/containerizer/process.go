@@ -1,6 +1,7 @@
 package containerizer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/internal/clock"
 )
 
 // ErrLaunch: the process could not be started.
@@ -29,6 +32,13 @@ type Spec struct {
 	Env []string
 	// User runs the process as this user (empty: the agent's user).
 	User string
+	// Container carries the launch's volumes: SECRET ones become files in
+	// the sandbox (see resolveSecrets).
+	Container *mesos.ContainerInfo
+	// Secrets resolves the launch's secrets (nil: DefaultSecretResolver).
+	Secrets SecretResolver
+	// Clock times Kill's grace period (nil: the wall clock).
+	Clock clock.Clock
 }
 
 // Status is how a process ended.
@@ -45,14 +55,16 @@ type Status struct {
 // Success reports a normal exit with code 0.
 func (s Status) Success() bool { return s.Exited && s.Code == 0 }
 
-// WaitStatus is the status Mesos reports in ExecutorExited: the exit code,
-// or 128+signal.
+// WaitStatus is the status Mesos reports for an executor's exit (the
+// agent's ExitedExecutorMessage, the scheduler's FAILURE event): the raw
+// wait(2) status, which Mesos' agent words with WSTRINGIFY — the exit code
+// shifted left by 8, or the signal number.
 func (s Status) WaitStatus() int32 {
 	switch {
 	case s.Exited:
-		return int32(s.Code)
+		return int32(s.Code&0xff) << 8
 	case s.Signal != 0:
-		return 128 + int32(s.Signal)
+		return int32(s.Signal) & 0x7f
 	}
 	return -1
 }
@@ -80,6 +92,7 @@ type Process struct {
 	done      chan struct{}
 	status    Status
 
+	clk      clock.Clock
 	mu       sync.Mutex
 	termed   bool
 	released chan struct{}
@@ -153,9 +166,7 @@ func lookPath(file string, env []string) (string, error) {
 		}
 	}
 	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
+		dir = cmp.Or(dir, ".")
 		p := filepath.Join(dir, file)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 			return p, nil
@@ -171,9 +182,17 @@ func Launch(spec Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	path, args, err := argv(spec.Command, spec.Env)
+	sec, err := resolveSecrets(spec.Secrets, spec.Command.Environment, spec.Container)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLaunch, err)
+	}
+	env := withSecretEnv(spec.Env, sec.env)
+	path, args, err := argv(spec.Command, env)
 	if err != nil {
 		return nil, err
+	}
+	if err := writeSecretFiles(spec.Sandbox, sec.files); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLaunch, err)
 	}
 	stdout, err := os.OpenFile(filepath.Join(spec.Sandbox, "stdout"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -193,7 +212,7 @@ func Launch(spec Spec) (*Process, error) {
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        args,
-		Env:         spec.Env,
+		Env:         env,
 		Dir:         spec.Sandbox,
 		Stdout:      stdout,
 		Stderr:      stderr,
@@ -202,7 +221,7 @@ func Launch(spec Spec) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLaunch, err)
 	}
-	p := &Process{pid: cmd.Process.Pid, done: make(chan struct{})}
+	p := &Process{pid: cmd.Process.Pid, done: make(chan struct{}), clk: spec.Clock}
 	p.startTime, _ = ProcStartTime(p.pid)
 	go func() {
 		_ = cmd.Wait()
@@ -244,15 +263,17 @@ func (p *Process) Kill(grace time.Duration) {
 	if first {
 		p.signalGroup(syscall.SIGTERM)
 	}
-	go func() {
-		t := time.NewTimer(grace)
-		defer t.Stop()
+	clk := p.clk
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	clk.AfterFunc(grace, func() {
 		select {
-		case <-p.done:
-		case <-t.C:
+		case <-p.done: // ended (and reaped: its pid may be another's now)
+		default:
 			p.signalGroup(syscall.SIGKILL)
 		}
-	}()
+	})
 }
 
 // Destroy kills whatever is left of the process group with SIGKILL (used

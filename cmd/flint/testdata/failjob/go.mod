@@ -1,0 +1,3 @@
+module example.com/failjob
+
+go 1.26

@@ -1,0 +1,40 @@
+package coarse_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/flint-mesos/flint/internal/broadcastcheck"
+)
+
+// An 8 MiB broadcast read by 24 tasks: every task reads the exact value,
+// each executor process holds one copy (fetched from the driver's file
+// server and decoded once, shared by its tasks), and only the run's
+// executors read it.
+func TestBroadcastIsFetchedOncePerExecutor(t *testing.T) {
+	c := startCluster(t, clusterOpts{})
+	r := mustRun(t, mesosURL(c))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	pids := broadcastcheck.Run(ctx, t, r.fc, broadcastcheck.Args{Size: 8 << 20, Tasks: 24, Seed: 2})
+	alive := map[int]bool{}
+	for _, p := range r.executors() {
+		alive[p.pid] = true
+	}
+	for _, pid := range pids {
+		if !alive[pid] {
+			t.Errorf("process %d read the broadcast; the run's executors are %v", pid, alive)
+		}
+	}
+}
+
+// Destroy on executors: the next action's tasks no longer list the
+// broadcast, and reading it after Destroy fails the action, saying so.
+func TestDestroyedBroadcast(t *testing.T) {
+	c := startCluster(t, clusterOpts{})
+	r := mustRun(t, mesosURL(c), "flint.task.maxFailures=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	broadcastcheck.Destroyed(ctx, t, r.fc)
+}

@@ -1,0 +1,341 @@
+package shuffle
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"slices"
+)
+
+// buffer holds a task's records in memory: their bytes in fixed-size
+// chunks (no copying on growth), and one 32-byte item per record in its
+// partition's list of blocks — the partition order is the lists' order, so
+// there is no partition sort. An item holds the first 16 key bytes and
+// where the record is, so the sort compares items without touching the
+// chunks (Spark's key-prefix sort), and streaming reads each record from
+// its chunk once.
+//
+// Blocks grow geometrically per partition (16 items up to blockItems) and
+// are never reallocated, so every byte charged to the task's grant is
+// live: no old list waits for the collector. A sorted partition is
+// gathered into one scratch array, sorted there and streamed from it;
+// partitions are streamed one after another, so the scratch is sized for
+// the largest partition, and charged as partitions grow.
+type buffer struct {
+	chunkSize int
+	chunks    [][]byte
+	cur       int        // the chunk being filled
+	parts     []itemList // by partition
+	records   int        // records held
+	bytes     int64      // record bytes held
+	order     Order      // set by sort: partitions are sorted as streamed
+	sorted    bool       // records will be sorted: the scratch is needed
+	scratch   []item     // the partition being streamed, when sorted
+	reserved  int        // items of scratch charged to the grant
+}
+
+// itemList is one partition's items: blocks[:used] hold them, every block
+// before the last full; blocks beyond are kept empty for reuse after a
+// spill.
+type itemList struct {
+	blocks [][]item
+	used   int // blocks in use
+	n      int // items
+}
+
+type item struct {
+	prefix, prefix2 uint64 // key bytes 0–7 and 8–15, zero-padded, big endian
+	chunk, off      uint32
+	klen, vlen      uint32
+}
+
+const (
+	itemSize   = 32
+	blockItems = 4096 // 128 KiB, the largest block
+)
+
+// nextBlock is the capacity of a partition's next block.
+func (l *itemList) nextBlock() int {
+	if l.used > 0 {
+		return min(2*cap(l.blocks[l.used-1]), blockItems)
+	}
+	return 16
+}
+
+// full reports whether adding an item needs a block not yet allocated.
+func (l *itemList) full() bool {
+	if l.used > 0 && len(l.blocks[l.used-1]) < cap(l.blocks[l.used-1]) {
+		return false
+	}
+	return l.used == len(l.blocks)
+}
+
+func (l *itemList) add(it item) {
+	if l.used == 0 || len(l.blocks[l.used-1]) == cap(l.blocks[l.used-1]) {
+		if l.used == len(l.blocks) {
+			l.blocks = append(l.blocks, make([]item, 0, l.nextBlock()))
+		}
+		l.used++
+	}
+	l.blocks[l.used-1] = append(l.blocks[l.used-1], it)
+	l.n++
+}
+
+func (l *itemList) reset() {
+	for i := range l.blocks[:l.used] {
+		l.blocks[i] = l.blocks[i][:0]
+	}
+	l.used, l.n = 0, 0
+}
+
+func prefixOf(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func prefix2Of(key []byte) uint64 {
+	if len(key) <= 8 {
+		return 0
+	}
+	return prefixOf(key[8:])
+}
+
+func newBuffer(chunkSize, parts int, sorted bool) buffer {
+	return buffer{chunkSize: chunkSize, parts: make([]itemList, parts), sorted: sorted}
+}
+
+// chunkFor returns the index of the chunk that takes n more bytes,
+// reusing kept chunks, or -1 when a new chunk is needed.
+func (b *buffer) chunkFor(n int) int {
+	for i := b.cur; i < len(b.chunks); i++ {
+		if len(b.chunks[i])+n <= cap(b.chunks[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// need is the memory adding n bytes to partition part would take beyond
+// what is held.
+func (b *buffer) need(part, n int) int64 {
+	var extra int64
+	l := &b.parts[part]
+	if l.full() {
+		extra += int64(l.nextBlock()) * itemSize
+	}
+	if b.sorted && l.n >= b.reserved {
+		// the sort's scratch must hold this partition too
+		extra += blockItems * itemSize
+	}
+	if b.chunkFor(n) < 0 {
+		extra += int64(max(n, b.chunkSize))
+	}
+	return extra
+}
+
+func (b *buffer) add(part int, key, value []byte) {
+	n := len(key) + len(value)
+	ci := b.cur
+	if ci >= len(b.chunks) || len(b.chunks[ci])+n > cap(b.chunks[ci]) {
+		if ci = b.chunkFor(n); ci < 0 {
+			b.chunks = append(b.chunks, make([]byte, 0, max(n, b.chunkSize)))
+			ci = len(b.chunks) - 1
+		}
+		b.cur = ci
+	}
+	c := b.chunks[ci]
+	off := len(c)
+	c = append(c, key...)
+	b.chunks[ci] = append(c, value...)
+	l := &b.parts[part]
+	if b.sorted && l.n >= b.reserved {
+		b.reserved += blockItems // charged by need
+	}
+	l.add(item{prefix: prefixOf(key), prefix2: prefix2Of(key),
+		chunk: uint32(ci), off: uint32(off), klen: uint32(len(key)), vlen: uint32(len(value))})
+	b.records++
+	b.bytes += int64(n)
+}
+
+func (b *buffer) key(it *item) []byte {
+	return b.chunks[it.chunk][it.off : it.off+it.klen]
+}
+
+func (b *buffer) value(it *item) []byte {
+	s := it.off + it.klen
+	return b.chunks[it.chunk][s : s+it.vlen]
+}
+
+// sort makes the partitions stream in key order if o is sorted (each is
+// sorted when it is streamed): byte order with an in-place radix sort on
+// the 16 prefix bytes (whole keys compared only where the prefixes tie),
+// other orders with pdqsort on whole keys.
+func (b *buffer) sort(o Order) { b.order = o }
+
+func (b *buffer) sortItems(a []item) {
+	if b.order.bytewise {
+		b.radixSort(a, 0)
+	} else {
+		slices.SortFunc(a, func(x, y item) int { return b.order.compare(b.key(&x), b.key(&y)) })
+	}
+}
+
+// compareBytewise is bytes.Compare of the items' keys.
+func (b *buffer) compareBytewise(x, y *item) int {
+	if x.prefix != y.prefix {
+		if x.prefix < y.prefix {
+			return -1
+		}
+		return 1
+	}
+	if x.prefix2 != y.prefix2 {
+		if x.prefix2 < y.prefix2 {
+			return -1
+		}
+		return 1
+	}
+	if x.klen <= 16 || y.klen <= 16 {
+		// The prefixes held all of the shorter key (zero-padded), so it
+		// is a prefix of the other.
+		return int(x.klen) - int(y.klen)
+	}
+	return bytes.Compare(b.key(x)[16:], b.key(y)[16:])
+}
+
+// digit is byte d (0–15) of the item's key prefix.
+func digit(it *item, d int) byte {
+	if d < 8 {
+		return byte(it.prefix >> (56 - 8*d))
+	}
+	return byte(it.prefix2 >> (120 - 8*d))
+}
+
+// radixSort sorts a by key, knowing that its items agree on the first d
+// prefix bytes: an MSD radix sort in place (American flag sort), one byte
+// per level; small buckets, and items whose 16 prefix bytes are equal, by
+// comparison. Unlike a comparison sort it has no unpredictable branch per
+// comparison, and a byte every item shares costs one counting pass.
+func (b *buffer) radixSort(a []item, d int) {
+	for {
+		if len(a) <= 32 {
+			b.insertionSort(a)
+			return
+		}
+		if d == 16 {
+			b.tieSort(a)
+			return
+		}
+		var count [256]int
+		for i := range a {
+			count[digit(&a[i], d)]++
+		}
+		if count[digit(&a[0], d)] == len(a) {
+			d++ // one bucket: nothing to move
+			continue
+		}
+		var next, end [256]int
+		sum := 0
+		for k, c := range count {
+			next[k] = sum
+			sum += c
+			end[k] = sum
+		}
+		for k := range 256 {
+			for next[k] < end[k] {
+				// carry the item at the bucket's next slot to its own
+				// bucket, bringing back the one found there, until one
+				// belongs here
+				it := a[next[k]]
+				for dk := int(digit(&it, d)); dk != k; dk = int(digit(&it, d)) {
+					a[next[dk]], it = it, a[next[dk]]
+					next[dk]++
+				}
+				a[next[k]] = it
+				next[k]++
+			}
+		}
+		start := 0
+		for _, c := range count {
+			if c > 1 {
+				b.radixSort(a[start:start+c], d+1)
+			}
+			start += c
+		}
+		return
+	}
+}
+
+func (b *buffer) insertionSort(a []item) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && b.compareBytewise(&a[j], &a[j-1]) < 0; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// tieSort sorts items whose 16 prefix bytes are equal: nothing to do when
+// every key has the same length of at most 16 (they are all equal).
+func (b *buffer) tieSort(a []item) {
+	for i := 1; i < len(a); i++ {
+		if a[i].klen != a[0].klen || a[i].klen > 16 {
+			slices.SortFunc(a, func(x, y item) int { return b.compareBytewise(&x, &y) })
+			return
+		}
+	}
+}
+
+// reset empties the buffer, keeping its memory for the next records.
+func (b *buffer) reset() {
+	for p := range b.parts {
+		b.parts[p].reset()
+	}
+	for i := range b.chunks {
+		b.chunks[i] = b.chunks[i][:0]
+	}
+	b.cur, b.records, b.bytes = 0, 0, 0
+	b.order = Order{}
+}
+
+// stream returns the records of partition p, sorted if sort was called.
+// The stream of a sorted partition is valid until the next call.
+func (b *buffer) stream(p int) Stream {
+	if p >= len(b.parts) {
+		return &bufferStream{b: b}
+	}
+	l := &b.parts[p]
+	if !b.order.Sorted() || l.n <= 1 {
+		return &bufferStream{b: b, blocks: l.blocks[:l.used]}
+	}
+	if cap(b.scratch) < l.n {
+		b.scratch = make([]item, 0, max(l.n, b.reserved)) // charged as reserved grew
+	}
+	a := b.scratch[:0]
+	for _, blk := range l.blocks[:l.used] {
+		a = append(a, blk...)
+	}
+	b.sortItems(a)
+	return &bufferStream{b: b, items: a}
+}
+
+type bufferStream struct {
+	b      *buffer
+	items  []item
+	blocks [][]item // the blocks after items
+}
+
+func (s *bufferStream) Next() ([]byte, []byte, error) {
+	for len(s.items) == 0 {
+		if len(s.blocks) == 0 {
+			return nil, nil, io.EOF
+		}
+		s.items, s.blocks = s.blocks[0], s.blocks[1:]
+	}
+	it := &s.items[0]
+	s.items = s.items[1:]
+	c := s.b.chunks[it.chunk][it.off:]
+	return c[:it.klen:it.klen], c[it.klen : it.klen+it.vlen], nil
+}

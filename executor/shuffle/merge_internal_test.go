@@ -1,0 +1,68 @@
+package shuffle
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+type sliceStream struct{ recs [][2][]byte }
+
+func (s *sliceStream) Next() ([]byte, []byte, error) {
+	if len(s.recs) == 0 {
+		return nil, nil, io.EOF
+	}
+	r := s.recs[0]
+	s.recs = s.recs[1:]
+	return r[0], r[1], nil
+}
+
+// The merge of sorted streams is their records in order, equal keys in
+// stream order (earlier streams first), in byte order — keys sharing
+// their 8-byte prefix, keys that are prefixes of others, empty streams —
+// and in a custom (descending) order.
+func TestMergerIsAStableMerge(t *testing.T) {
+	desc := CustomOrder(func(a, b []byte) int { return bytes.Compare(b, a) })
+	for seed := range uint64(30) {
+		for _, order := range []Order{ByteOrder, desc} {
+			r := rand.New(rand.NewPCG(seed, 3))
+			n := 1 + r.IntN(9)
+			var all [][3][]byte // key, value, stream
+			streams := make([]Stream, n)
+			for s := range n {
+				var recs [][2][]byte
+				for i := range r.IntN(200) {
+					key := []byte("prefix00")[:r.IntN(9)]
+					for range r.IntN(3) {
+						key = append(key, byte('a'+r.IntN(3)))
+					}
+					recs = append(recs, [2][]byte{key, {byte(s), byte(i)}})
+				}
+				slices.SortStableFunc(recs, func(x, y [2][]byte) int { return order.compare(x[0], y[0]) })
+				for _, rec := range recs {
+					all = append(all, [3][]byte{rec[0], rec[1], {byte(s)}})
+				}
+				streams[s] = &sliceStream{recs: recs}
+			}
+			slices.SortStableFunc(all, func(x, y [3][]byte) int { return order.compare(x[0], y[0]) })
+			m, err := NewMerger(streams, order, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; ; i++ {
+				k, v, err := m.Next()
+				if err == io.EOF {
+					if i != len(all) {
+						t.Fatalf("seed %d: %d records merged, want %d", seed, i, len(all))
+					}
+					break
+				}
+				if !bytes.Equal(k, all[i][0]) || !bytes.Equal(v, all[i][1]) {
+					t.Fatalf("seed %d record %d: (%q, %v), want (%q, %v)", seed, i, k, v, all[i][0], all[i][1])
+				}
+			}
+		}
+	}
+}

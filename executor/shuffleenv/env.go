@@ -1,0 +1,405 @@
+package shuffleenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/executor/shuffle"
+	"github.com/flint-mesos/flint/executor/shuffleblock"
+	"github.com/flint-mesos/flint/executor/shufflefetch"
+	"github.com/flint-mesos/flint/executor/shuffleserver"
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mapoutput"
+	"github.com/flint-mesos/flint/framework/recordcodec"
+)
+
+// Settings are an executor's shuffle settings.
+type Settings struct {
+	AppID      string
+	ExecutorID string
+	Host       string // the host reducers reach this executor at
+	// Bind is the address the server listens on; empty means Host. (A
+	// fine executor reports its agent's host name and listens on the IP
+	// that routes to the driver.)
+	Bind  string
+	Token string // shuffleserver.Token(application secret, AppID)
+	TLS   bool   // flint.network.tls.enabled
+	// LocalDir is flint.local.dir; empty means $MESOS_SANDBOX, else the
+	// system's temporary directory.
+	LocalDir         string
+	Memory           int64 // bytes of shuffle memory for the executor's tasks
+	Compression      shuffleblock.Compression
+	MaxBytesInFlight int64
+	MaxReqsInFlight  int
+	MaxRetries       int
+	RetryWait        time.Duration
+	Timeout          time.Duration // flint.shuffle.io.connectionTimeout
+}
+
+// SettingsFromConfig reads the flint.shuffle.*, flint.reducer.*,
+// flint.local.dir, flint.executor.memory and flint.network.tls.enabled
+// keys; the identity fields come from the caller.
+func SettingsFromConfig(c *config.Config, appID, executorID, host, token string) (Settings, error) {
+	comp, err := shuffleblock.ParseCompression(c.String("flint.shuffle.compress.codec"))
+	if err != nil {
+		return Settings{}, err
+	}
+	mem := c.Size("flint.shuffle.memory")
+	if !c.IsSet("flint.shuffle.memory") || mem <= 0 {
+		frac := c.Float64("flint.shuffle.memoryFraction")
+		if frac <= 0 || frac > 1 {
+			return Settings{}, fmt.Errorf("shuffleenv: flint.shuffle.memoryFraction %v is not in (0, 1]", frac)
+		}
+		mem = int64(frac * float64(c.Size("flint.executor.memory")))
+	}
+	return Settings{
+		AppID: appID, ExecutorID: executorID, Host: host, Token: token,
+		TLS: c.Bool("flint.network.tls.enabled"), LocalDir: c.String("flint.local.dir"),
+		Memory: mem, Compression: comp,
+		MaxBytesInFlight: c.Size("flint.reducer.maxSizeInFlight"), MaxReqsInFlight: c.Int("flint.reducer.maxReqsInFlight"),
+		MaxRetries: c.Int("flint.shuffle.io.maxRetries"), RetryWait: c.Duration("flint.shuffle.io.retryWait"),
+		Timeout: c.Duration("flint.shuffle.io.connectionTimeout"),
+	}, nil
+}
+
+// Env is an executor's shuffle. Safe for concurrent use by its tasks.
+type Env struct {
+	set    Settings
+	store  *shuffle.Store
+	mem    *shuffle.Memory
+	server *shuffleserver.Server // nil: not serving (local mode)
+	client *shuffleserver.Client
+	loc    mapoutput.Location
+	log    logrus.FieldLogger
+
+	nsMu       sync.Mutex
+	namespaces map[string]*Namespace
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Start makes the executor's store and, when serve is set, starts its
+// shuffle server.
+func Start(set Settings, serve bool, log logrus.FieldLogger) (*Env, error) {
+	if set.AppID == "" || set.Memory <= 0 {
+		return nil, errors.New("shuffleenv: an application id and shuffle memory are required")
+	}
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	base := set.LocalDir
+	if base == "" {
+		base = cmpOr(os.Getenv("MESOS_SANDBOX"), os.TempDir())
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, fmt.Errorf("shuffleenv: local dir: %w", err)
+	}
+	root, err := os.MkdirTemp(base, "flint-shuffle-"+unsafeChars.ReplaceAllString(set.AppID+"-"+set.ExecutorID, "_")+"-")
+	if err != nil {
+		return nil, fmt.Errorf("shuffleenv: local dir: %w", err)
+	}
+	store, err := shuffle.OpenStore(root)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{set: set, store: store, mem: shuffle.NewMemory(set.Memory), log: log,
+		loc: mapoutput.Location{ExecutorID: set.ExecutorID, Host: set.Host, Address: shuffleserver.Address{Dir: root}.String()}}
+	if serve {
+		if set.Token == "" {
+			store.Close()
+			return nil, errors.New("shuffleenv: serving needs the application's shuffle token")
+		}
+		e.server, err = shuffleserver.Start(shuffleserver.Config{Store: store, AppID: set.AppID, Token: set.Token, Host: cmpOr(set.Bind, set.Host), TLS: set.TLS, Log: log})
+		if err != nil {
+			store.Close()
+			return nil, err
+		}
+		e.loc.Address = e.server.Address().String()
+		e.client = shuffleserver.NewClient(set.AppID, set.Token, cmpOr(set.Timeout, 120*time.Second))
+	}
+	return e, nil
+}
+
+func cmpOr[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}
+
+// Location is where this executor's map outputs are read from.
+func (e *Env) Location() mapoutput.Location { return e.loc }
+
+// Dir is the executor's shuffle directory.
+func (e *Env) Dir() string { return e.store.Root() }
+
+// Memory is the executor's shuffle memory pool.
+func (e *Env) Memory() *shuffle.Memory { return e.mem }
+
+// WriterConfig is the configuration of map task attempt attempt's output
+// mapIndex of shuffleID, with its share of the executor's memory.
+func (e *Env) WriterConfig(shuffleID, mapIndex, attempt, partitions int, order shuffle.Order) shuffle.Config {
+	return shuffle.Config{Store: e.store, ShuffleID: shuffleID, MapIndex: mapIndex, Attempt: attempt, Partitions: partitions,
+		Order: order, Compression: e.set.Compression, Memory: e.mem.Task()}
+}
+
+// Writer is a map task's writer of encoded records.
+func (e *Env) Writer(shuffleID, mapIndex, attempt, partitions int, order shuffle.Order) (*shuffle.Writer, error) {
+	return shuffle.NewWriter(e.WriterConfig(shuffleID, mapIndex, attempt, partitions, order))
+}
+
+// CombiningWriter is a map task's writer with map-side combine.
+func CombiningWriter[K, V, C any](e *Env, shuffleID, mapIndex, attempt, partitions int, keys recordcodec.Codec[K], combiners recordcodec.Codec[C], agg shuffle.Aggregator[V, C]) (*shuffle.CombiningWriter[K, V, C], error) {
+	return shuffle.NewCombiningWriter(e.WriterConfig(shuffleID, mapIndex, attempt, partitions, shuffle.ByteOrder), keys, combiners, agg)
+}
+
+// Status is the map status of a committed output, for the driver.
+func (e *Env) Status(shuffleID, mapIndex int, taskID uint64, res shuffle.Result) mapoutput.Status {
+	return mapoutput.Status{ShuffleID: shuffleID, MapIndex: mapIndex, TaskID: taskID, Location: e.loc, Sizes: res.Sizes}
+}
+
+// Reader is a reduce partition's merged records. Close it: that deletes
+// its spills and gives its memory back.
+type Reader struct {
+	*shufflefetch.Reader
+	grant *shuffle.Grant
+	dir   string
+}
+
+// Close releases the reader's files and memory.
+func (r *Reader) Close() error {
+	err := r.Reader.Close()
+	r.grant.Release()
+	if rerr := os.RemoveAll(r.dir); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// Read fetches and merges reduce partition reduce of the snapshot's
+// shuffle. A block that cannot be read is a *mapoutput.FetchFailure.
+func (e *Env) Read(ctx context.Context, snap *mapoutput.Snapshot, reduce int, order shuffle.Order, combine shuffle.Combine) (*Reader, error) {
+	groups, err := snap.Blocks(reduce, reduce+1)
+	if err != nil {
+		return nil, err
+	}
+	return e.ReadBlocks(ctx, snap.ShuffleID, reduce, groups, order, combine)
+}
+
+// ReadBlocks fetches and merges reduce partition reduce of shuffleID from
+// the blocks the driver listed (a stage task's read, from the map-output
+// tracker at launch). A block that cannot be read is a
+// *mapoutput.FetchFailure.
+func (e *Env) ReadBlocks(ctx context.Context, shuffleID, reduce int, groups []mapoutput.FetchGroup, order shuffle.Order, combine shuffle.Combine) (*Reader, error) {
+	spill, err := os.MkdirTemp(e.store.Root(), "reduce-"+strconv.Itoa(shuffleID)+"-"+strconv.Itoa(reduce)+"-")
+	if err != nil {
+		return nil, fmt.Errorf("shuffleenv: %w", err)
+	}
+	grant := e.mem.Task()
+	cfg := shufflefetch.Config{Client: e.client, Host: e.set.Host, MaxBytesInFlight: e.set.MaxBytesInFlight, MaxReqsInFlight: e.set.MaxReqsInFlight,
+		MaxRetries: e.set.MaxRetries, RetryWait: e.set.RetryWait, Memory: grant, SpillDir: spill, Compression: e.set.Compression,
+		Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(reduce)))}
+	r, err := shufflefetch.Read(ctx, cfg, shufflefetch.Request{ShuffleID: shuffleID, Groups: groups}, order, combine)
+	if err != nil {
+		grant.Release()
+		os.RemoveAll(spill)
+		return nil, err
+	}
+	return &Reader{Reader: r, grant: grant, dir: spill}, nil
+}
+
+// Release deletes shuffleID's outputs on this executor.
+func (e *Env) Release(shuffleID int) error { return e.store.RemoveShuffle(shuffleID) }
+
+// ReleaseNamespace deletes every output of namespace ns on this executor
+// and stops serving it: the driver no longer tracks any of them (the
+// dataset run that wrote them ended). A task of the run still writing
+// into it afterwards opens it anew.
+func (e *Env) ReleaseNamespace(ns string) error {
+	e.nsMu.Lock()
+	n := e.namespaces[ns]
+	delete(e.namespaces, ns)
+	e.nsMu.Unlock()
+	if n == nil {
+		return nil
+	}
+	if e.server != nil {
+		e.server.Unserve(ns)
+	}
+	return n.Store.Close()
+}
+
+// ReleaseShuffle applies a driver's ReleaseShuffle: one shuffle of the
+// executor's own ids, one of a namespace, or a whole namespace.
+func (e *Env) ReleaseShuffle(ns string, shuffleID int, all bool) error {
+	switch {
+	case ns == "":
+		return e.Release(shuffleID)
+	case all:
+		return e.ReleaseNamespace(ns)
+	}
+	e.nsMu.Lock()
+	n := e.namespaces[ns]
+	e.nsMu.Unlock()
+	if n == nil {
+		return nil
+	}
+	return n.Store.RemoveShuffle(shuffleID)
+}
+
+// HoldsOutputs reports whether any committed map output is on this
+// executor: a fine-grained executor must not exit on idle while it does.
+func (e *Env) HoldsOutputs() bool {
+	dirs, _ := filepath.Glob(filepath.Join(e.store.Root(), "shuffle_*", "*.index"))
+	inNS, _ := filepath.Glob(filepath.Join(e.store.Root(), "ns", "*", "shuffle_*", "*.index"))
+	for _, d := range append(dirs, inNS...) {
+		if !strings.HasPrefix(filepath.Base(d), ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops serving and deletes the executor's shuffle directory.
+func (e *Env) Close() error {
+	var errs []error
+	if e.server != nil {
+		errs = append(errs, e.server.Close())
+		e.client.Close()
+	}
+	errs = append(errs, e.store.Close())
+	return errors.Join(errs...)
+}
+
+type envKey struct{}
+
+// NewContext returns ctx carrying env: executors set it as every task's
+// base context (executor.Config.BaseContext), so a map or reduce task
+// finds its executor's shuffle with FromContext.
+func NewContext(ctx context.Context, env *Env) context.Context {
+	return context.WithValue(ctx, envKey{}, env)
+}
+
+// FromContext is the executor's shuffle, if the executor has one.
+func FromContext(ctx context.Context) (*Env, bool) {
+	e, ok := ctx.Value(envKey{}).(*Env)
+	return e, ok && e != nil
+}
+
+const releasePrefix = "flint.shuffle.release:"
+
+// ReleaseMessage is the framework message that tells a fine-grained
+// executor the driver no longer tracks shuffleID: it deletes the files
+// and, holding no other outputs, may exit on idle.
+func ReleaseMessage(shuffleID int) []byte { return []byte(releasePrefix + strconv.Itoa(shuffleID)) }
+
+// ParseReleaseMessage reads a ReleaseMessage.
+func ParseReleaseMessage(b []byte) (shuffleID int, ok bool) {
+	rest, ok := strings.CutPrefix(string(b), releasePrefix)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.Atoi(rest)
+	return id, err == nil && id >= 0 && strconv.Itoa(id) == rest
+}
+
+const releaseNSPrefix = "flint.shuffle.release-ns:"
+
+// ShuffleReleaseMessage is the framework message that tells a
+// fine-grained executor what ReleaseShuffle(ns, shuffleID, all) does on a
+// coarse one: ReleaseMessage for the executor's own ids (ns ""), else
+// "flint.shuffle.release-ns:<ns>" for a whole namespace or
+// "flint.shuffle.release-ns:<ns>/<id>" for one of its shuffles.
+func ShuffleReleaseMessage(ns string, shuffleID int, all bool) []byte {
+	switch {
+	case ns == "":
+		return ReleaseMessage(shuffleID)
+	case all:
+		return []byte(releaseNSPrefix + ns)
+	}
+	return []byte(releaseNSPrefix + ns + "/" + strconv.Itoa(shuffleID))
+}
+
+// ParseShuffleReleaseMessage reads a ShuffleReleaseMessage.
+func ParseShuffleReleaseMessage(b []byte) (ns string, shuffleID int, all, ok bool) {
+	if id, ok := ParseReleaseMessage(b); ok {
+		return "", id, false, true
+	}
+	rest, ok := strings.CutPrefix(string(b), releaseNSPrefix)
+	if !ok {
+		return "", 0, false, false
+	}
+	ns, idText, one := strings.Cut(rest, "/")
+	if !validNamespace(ns) {
+		return "", 0, false, false
+	}
+	if !one {
+		return ns, 0, true, true
+	}
+	id, err := strconv.Atoi(idText)
+	if err != nil || id < 0 || strconv.Itoa(id) != idText {
+		return "", 0, false, false
+	}
+	return ns, id, false, true
+}
+
+// validNamespace is shuffleserver's rule: 1–128 of [A-Za-z0-9._-].
+func validNamespace(ns string) bool {
+	if ns == "" || len(ns) > 128 {
+		return false
+	}
+	return !unsafeChars.MatchString(ns)
+}
+
+// Serving reports whether the executor serves its outputs (not local mode).
+func (e *Env) Serving() bool { return e.server != nil }
+
+// Namespace is a store of its own inside the executor's shuffle
+// directory, served by the executor's server under namespace ns: the
+// dataset layer keeps one per run, so shuffle ids of different runs never
+// meet. The same ns gives the same namespace.
+type Namespace struct {
+	Store *shuffle.Store
+	loc   mapoutput.Location
+}
+
+// Location is where the namespace's map outputs are read from.
+func (n *Namespace) Location() mapoutput.Location { return n.loc }
+
+// Namespace opens (once) namespace ns.
+func (e *Env) Namespace(ns string) (*Namespace, error) {
+	e.nsMu.Lock()
+	defer e.nsMu.Unlock()
+	if n := e.namespaces[ns]; n != nil {
+		return n, nil
+	}
+	if e.server == nil {
+		return nil, errors.New("shuffleenv: namespaces need a serving executor")
+	}
+	store, err := shuffle.OpenStore(filepath.Join(e.store.Root(), "ns", unsafeChars.ReplaceAllString(ns, "_")))
+	if err != nil {
+		return nil, err
+	}
+	addr, err := e.server.Serve(ns, store)
+	if err != nil {
+		return nil, err
+	}
+	n := &Namespace{Store: store, loc: mapoutput.Location{ExecutorID: e.loc.ExecutorID, Host: e.loc.Host, Address: addr.String()}}
+	if e.namespaces == nil {
+		e.namespaces = map[string]*Namespace{}
+	}
+	e.namespaces[ns] = n
+	return n, nil
+}

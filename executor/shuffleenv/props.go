@@ -1,0 +1,112 @@
+package shuffleenv
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/flint-mesos/flint/executor/shuffleblock"
+	"github.com/flint-mesos/flint/executor/shuffleserver"
+	"github.com/flint-mesos/flint/framework/config"
+)
+
+// Properties an executor's launch settings carry for its shuffle (the
+// coarse RegisteredExecutor properties, the fine executor's settings).
+// PropToken is a secret: the driver sends it only over the authenticated
+// driver↔executor channel, and nothing logs it.
+const (
+	PropAppID            = "flint.shuffle.appId"
+	PropToken            = "flint.shuffle.token"
+	PropTLS              = "flint.network.tls.enabled"
+	PropLocalDir         = "flint.local.dir"
+	PropMemory           = "flint.shuffle.memory"
+	PropCompression      = "flint.shuffle.compress.codec"
+	PropMaxBytesInFlight = "flint.reducer.maxSizeInFlight"
+	PropMaxReqsInFlight  = "flint.reducer.maxReqsInFlight"
+	PropMaxRetries       = "flint.shuffle.io.maxRetries"
+	PropRetryWait        = "flint.shuffle.io.retryWait"
+	PropTimeout          = "flint.shuffle.io.connectionTimeout"
+)
+
+// Properties are s as launch properties (sizes in bytes, durations in
+// Go's notation); the executor's identity and host are its own.
+func (s Settings) Properties() map[string]string {
+	return map[string]string{
+		PropAppID: s.AppID, PropToken: s.Token, PropTLS: strconv.FormatBool(s.TLS), PropLocalDir: s.LocalDir,
+		PropMemory: strconv.FormatInt(s.Memory, 10), PropCompression: s.Compression.String(),
+		PropMaxBytesInFlight: strconv.FormatInt(s.MaxBytesInFlight, 10), PropMaxReqsInFlight: strconv.Itoa(s.MaxReqsInFlight),
+		PropMaxRetries: strconv.Itoa(s.MaxRetries), PropRetryWait: s.RetryWait.String(), PropTimeout: s.Timeout.String(),
+	}
+}
+
+// SettingsFromProperties reads Properties back for executor executorID on
+// host. ok is false when the properties carry no shuffle (a driver that
+// runs no multi-stage jobs, or an older one): the executor then has none.
+func SettingsFromProperties(props map[string]string, executorID, host string) (s Settings, ok bool, err error) {
+	if props[PropAppID] == "" {
+		return Settings{}, false, nil
+	}
+	s = Settings{AppID: props[PropAppID], Token: props[PropToken], ExecutorID: executorID, Host: host, LocalDir: props[PropLocalDir]}
+	var errs []error
+	get := func(key string, parse func(string) error) {
+		if v, present := props[key]; present && v != "" {
+			if err := parse(v); err != nil {
+				errs = append(errs, fmt.Errorf("shuffleenv: property %s=%q: %w", key, v, err))
+			}
+		}
+	}
+	get(PropTLS, func(v string) (err error) { s.TLS, err = strconv.ParseBool(v); return })
+	get(PropMemory, func(v string) (err error) { s.Memory, err = strconv.ParseInt(v, 10, 64); return })
+	get(PropCompression, func(v string) (err error) { s.Compression, err = shuffleblock.ParseCompression(v); return })
+	get(PropMaxBytesInFlight, func(v string) (err error) { s.MaxBytesInFlight, err = strconv.ParseInt(v, 10, 64); return })
+	get(PropMaxReqsInFlight, func(v string) (err error) { s.MaxReqsInFlight, err = strconv.Atoi(v); return })
+	get(PropMaxRetries, func(v string) (err error) { s.MaxRetries, err = strconv.Atoi(v); return })
+	get(PropRetryWait, func(v string) (err error) { s.RetryWait, err = time.ParseDuration(v); return })
+	get(PropTimeout, func(v string) (err error) { s.Timeout, err = time.ParseDuration(v); return })
+	if s.Token == "" {
+		errs = append(errs, errors.New("shuffleenv: the shuffle properties carry no token"))
+	}
+	if s.Memory <= 0 {
+		errs = append(errs, fmt.Errorf("shuffleenv: shuffle memory %d must be positive", s.Memory))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, true, err
+	}
+	return s, true, nil
+}
+
+// DriverProperties are the shuffle properties a backend sends its
+// executors: the settings of c with the application's shuffle token. The
+// application id is derived from the secret (a hash, not the secret), so
+// every executor of the application agrees on it without more state.
+func DriverProperties(c *config.Config, secret string) (map[string]string, error) {
+	if secret == "" {
+		return nil, errors.New("shuffleenv: the application secret is required")
+	}
+	sum := sha256.Sum256([]byte("flint shuffle application v1\x00" + secret))
+	app := "app-" + hex.EncodeToString(sum[:8])
+	s, err := SettingsFromConfig(c, app, "", "", shuffleserver.Token(secret, app))
+	if err != nil {
+		return nil, err
+	}
+	return s.Properties(), nil
+}
+
+// LocalIPTowards is the local IP this host uses to reach host (a name or
+// an IP), "" when it cannot tell: the address an executor's shuffle server
+// listens on, reachable from wherever the driver is.
+func LocalIPTowards(host string) string {
+	if host == "" {
+		return ""
+	}
+	c, err := net.Dial("udp", net.JoinHostPort(host, "9"))
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String()
+}

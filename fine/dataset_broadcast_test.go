@@ -1,0 +1,40 @@
+package fine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/flint-mesos/flint/internal/broadcastcheck"
+)
+
+// An 8 MiB broadcast — twice fine mode's cap on a task's input — read by
+// 12 tasks: it reaches the executors through the driver's file server,
+// not the tasks' data; every task reads the exact value and each executor
+// process holds one copy, shared by the tasks it runs.
+func TestBroadcastIsFetchedOncePerExecutor(t *testing.T) {
+	c := startCluster(t, clusterOpts{})
+	r := mustRun(t, mesosURL(c))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	pids := broadcastcheck.Run(ctx, t, r.fc, broadcastcheck.Args{Size: 8 << 20, Tasks: 12, Seed: 3})
+	alive := map[int]bool{}
+	for _, p := range executors(r.mark) {
+		alive[p.pid] = true
+	}
+	for _, pid := range pids {
+		if !alive[pid] {
+			t.Errorf("process %d read the broadcast; the run's executors are %v", pid, alive)
+		}
+	}
+}
+
+// Destroy on executors: the next action's tasks no longer list the
+// broadcast, and reading it after Destroy fails the action, saying so.
+func TestDestroyedBroadcast(t *testing.T) {
+	c := startCluster(t, clusterOpts{})
+	r := mustRun(t, mesosURL(c), "flint.task.maxFailures=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	broadcastcheck.Destroyed(ctx, t, r.fc)
+}

@@ -1,0 +1,29 @@
+package fine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/sandbox"
+)
+
+var _ backend.SandboxLocator = (*Backend)(nil)
+
+// ExecutorSandbox implements backend.SandboxLocator through the master's
+// and the agent's /state (the web UI reads the executor's stdout/stderr
+// from there).
+func (b *Backend) ExecutorSandbox(ctx context.Context, executorID string) (agentURL, dir string, err error) {
+	b.mu.Lock()
+	conn := b.conn
+	b.mu.Unlock()
+	if conn == nil {
+		return "", "", fmt.Errorf("fine: not connected to a Mesos master")
+	}
+	loc, err := sandbox.LocateExecutor(ctx, http.DefaultClient, sandbox.MasterURL(conn.Master()), conn.FrameworkID(), executorID)
+	if err != nil {
+		return "", "", fmt.Errorf("fine: %w", err)
+	}
+	return loc.AgentURL, loc.Dir, nil
+}

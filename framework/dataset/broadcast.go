@@ -1,0 +1,275 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/recordcodec"
+)
+
+// Broadcast is a read-only value the driver sends once per executor
+// (Spark's Broadcast): NewBroadcast encodes it on the driver, the
+// driver's file server serves it in compressed, checksummed chunks, and
+// each executor fetches it with the first task that runs after it was
+// made, decodes it at the first Value call and keeps it for the tasks
+// that follow. Destroy releases it everywhere.
+type Broadcast[T any] struct {
+	b     *Builder
+	codec recordcodec.Codec[T]
+	meta  broadcastMeta
+
+	// driver side: the value and the file the server publishes
+	value T
+	dir   string
+
+	mu        sync.Mutex
+	destroyed bool
+}
+
+// broadcastMeta is the handle frozen with the job: what an executor
+// rebuilding the graph gets instead of the value.
+type broadcastMeta struct {
+	Name  string // the added file's name, unique per run
+	Size  int64  // encoded value's bytes, uncompressed
+	Codec string
+	Seq   uint64 // published.seq when it was added
+}
+
+// published numbers the broadcasts this driver process added: a task's
+// job carries the number reached when its action was planned
+// (jobWire.BroadcastSeq), so an executor knows that any broadcast up to
+// it which the task does not list was released before the task's stage
+// was submitted. The lock is held while a broadcast is added, so every
+// number handed out is added (or failed) once it can be read.
+var published struct {
+	sync.Mutex
+	seq uint64
+}
+
+// publishedSeq is the number of the last broadcast added in this process.
+func publishedSeq() uint64 {
+	published.Lock()
+	defer published.Unlock()
+	return published.seq
+}
+
+// broadcastHandle is a Builder's view of its broadcasts, whatever T.
+type broadcastHandle interface {
+	fileName() string
+	seq() uint64
+	release()
+	isDestroyed() bool
+}
+
+// NewBroadcast makes v a broadcast variable of the job's run: call it in
+// the job body and read it with Value inside closures. On the driver it
+// encodes v with the record codec of T (recordcodec.For: fast paths, then
+// encoding.BinaryMarshaler, then gob), writes it in compressed chunks and
+// adds the file to the Context (Context.AddFile), so every task of a
+// stage submitted later lists it; executors rebuilding the graph get the
+// frozen handle, never a recomputation. A value that cannot be encoded
+// fails the run's next action.
+func NewBroadcast[T any](b *Builder, v T) *Broadcast[T] {
+	bc := &Broadcast[T]{b: b, codec: recordcodec.For[T]()}
+	key := fmt.Sprintf("flint.broadcast.%d", len(b.broadcasts))
+	b.broadcasts = append(b.broadcasts, bc)
+	b.freeze(key, func() any {
+		bc.value = v
+		if b.run == nil {
+			return broadcastMeta{}
+		}
+		m, err := bc.publish(fmt.Sprintf("flint-broadcast-%s-%d.fbc", b.run.runID, len(b.broadcasts)-1))
+		if err != nil {
+			b.fail(fmt.Errorf("dataset: job %q: broadcast %d: %w", b.job, len(b.broadcasts)-1, err))
+		}
+		return m
+	}, &bc.meta)
+	return bc
+}
+
+// publish writes the encoded value to a file of its own and adds it.
+func (bc *Broadcast[T]) publish(name string) (broadcastMeta, error) {
+	raw, err := bc.codec.Append(nil, bc.value)
+	if err != nil {
+		return broadcastMeta{}, fmt.Errorf("encode: %w", err)
+	}
+	published.Lock()
+	defer published.Unlock()
+	published.seq++
+	m := broadcastMeta{Name: name, Size: int64(len(raw)), Codec: bc.codec.Name(), Seq: published.seq}
+	if bc.dir, err = os.MkdirTemp("", "flint-broadcast-"); err != nil {
+		return m, err
+	}
+	p := filepath.Join(bc.dir, name)
+	if err := os.WriteFile(p, encodeChunks(raw, broadcastChunk), 0o600); err != nil {
+		return m, err
+	}
+	if err := bc.b.fc.AddFile(p); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// broadcastChunk is the uncompressed size of a chunk.
+const broadcastChunk = 1 << 20
+
+// Value is the broadcast value: the driver's own on the driver; on an
+// executor the copy it fetched, decoded at the first call and shared by
+// every later task there (treat it as read-only). It panics after Destroy
+// and when the copy cannot be read (the task fails with the reason).
+func (bc *Broadcast[T]) Value() T {
+	if bc.isDestroyed() {
+		panic(fmt.Sprintf("dataset: job %q: broadcast %s used after Destroy", bc.b.job, bc.meta.Name))
+	}
+	if bc.b.Driver() {
+		return bc.value
+	}
+	v, err := loadBroadcast(bc.meta.Name, func(p string) (any, error) {
+		enc, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := decodeChunks(enc)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(raw)) != bc.meta.Size {
+			return nil, fmt.Errorf("%w: %d bytes decoded, the driver encoded %d", errCorruptBroadcast, len(raw), bc.meta.Size)
+		}
+		return bc.codec.Decode(raw)
+	})
+	if err != nil {
+		panic(fmt.Sprintf("dataset: job %q: broadcast %s: %v", bc.b.job, bc.meta.Name, err))
+	}
+	return v.(T)
+}
+
+// Destroy releases the broadcast: the driver stops listing it in tasks,
+// its file server stops serving it (410 Gone) and the driver removes its
+// file; an executor drops its decoded value and its fetched copy at its
+// next task (dropReleased). Value panics afterwards. Broadcasts a run
+// did not destroy are released when it ends.
+func (bc *Broadcast[T]) Destroy() {
+	bc.mu.Lock()
+	bc.destroyed = true
+	bc.mu.Unlock()
+	bc.release()
+}
+
+func (bc *Broadcast[T]) fileName() string { return bc.meta.Name }
+
+func (bc *Broadcast[T]) seq() uint64 { return bc.meta.Seq }
+
+func (bc *Broadcast[T]) isDestroyed() bool {
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	return bc.destroyed
+}
+
+func (bc *Broadcast[T]) release() {
+	if bc.meta.Name == "" {
+		return
+	}
+	if bc.b.Driver() {
+		if bc.b.fc != nil {
+			bc.b.fc.RemoveFile(bc.meta.Name)
+		}
+		if bc.dir != "" {
+			os.RemoveAll(bc.dir)
+		}
+		return
+	}
+	dropBroadcast(bc.meta.Name)
+}
+
+// executor side: the decoded broadcasts of this process, by file name,
+// each with the executor (its shuffle env: one per driver, also in local
+// mode) whose task listed it.
+var loaded = struct {
+	sync.Mutex
+	m map[string]*loadedBroadcast
+}{m: map[string]*loadedBroadcast{}}
+
+type loadedBroadcast struct {
+	owner *shuffleenv.Env
+	seq   uint64
+	path  string // the fetched copy (files.Store)
+	once  sync.Once
+	v     any
+	err   error
+}
+
+// noteBroadcastFiles records where this executor's copies of b's
+// broadcasts are (a task's files), before the task runs.
+func noteBroadcastFiles(ctx context.Context, owner *shuffleenv.Env, b *Builder) error {
+	for _, h := range b.broadcasts {
+		name := h.fileName()
+		if name == "" || h.isDestroyed() {
+			continue
+		}
+		loaded.Lock()
+		e := loaded.m[name]
+		loaded.Unlock()
+		if e != nil {
+			continue
+		}
+		p, err := framework.TaskContextOf(ctx).File(name)
+		if err != nil {
+			return fmt.Errorf("dataset: job %q: broadcast %s: %w", b.job, name, err)
+		}
+		loaded.Lock()
+		if loaded.m[name] == nil {
+			loaded.m[name] = &loadedBroadcast{owner: owner, seq: h.seq(), path: p}
+		}
+		loaded.Unlock()
+	}
+	return nil
+}
+
+func loadBroadcast(name string, load func(path string) (any, error)) (any, error) {
+	loaded.Lock()
+	e := loaded.m[name]
+	loaded.Unlock()
+	if e == nil {
+		return nil, fmt.Errorf("no copy on this executor (the task did not list it)")
+	}
+	e.once.Do(func() { e.v, e.err = load(e.path) })
+	return e.v, e.err
+}
+
+// dropReleased drops owner's copies of broadcasts the driver released
+// (destroyed, or their run ended) before this task's stage was
+// submitted: those numbered up to the task's BroadcastSeq that its files
+// no longer list. Later broadcasts (another run's, added after this
+// action was planned) are kept whether listed or not.
+func dropReleased(ctx context.Context, owner *shuffleenv.Env, upTo uint64) {
+	var gone []string
+	loaded.Lock()
+	for name, e := range loaded.m {
+		if e.owner == owner && e.seq != 0 && e.seq <= upTo {
+			if _, err := framework.TaskContextOf(ctx).File(name); err != nil {
+				gone = append(gone, name)
+			}
+		}
+	}
+	loaded.Unlock()
+	for _, name := range gone {
+		dropBroadcast(name)
+	}
+}
+
+// dropBroadcast forgets this process's copy of name and removes the file.
+func dropBroadcast(name string) {
+	loaded.Lock()
+	e := loaded.m[name]
+	delete(loaded.m, name)
+	loaded.Unlock()
+	if e != nil && e.path != "" {
+		os.Remove(e.path)
+	}
+}

@@ -1,0 +1,272 @@
+package dataset
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/recordcodec"
+)
+
+// StorageLevel is how Persist keeps a dataset's partitions on the
+// executors that compute them.
+type StorageLevel int
+
+const (
+	// MemoryOnly keeps partitions in memory, within the executor's storage
+	// budget (flint.storage.memory); a partition that does not fit is not
+	// kept and is recomputed from its lineage when needed again (Spark's
+	// MEMORY_ONLY).
+	MemoryOnly StorageLevel = iota + 1
+	// MemoryAndDisk keeps partitions in memory while they fit the budget
+	// and writes the others, encoded with the dataset's record codec, to
+	// the executor's local directory (flint.local.dir), reading them back
+	// when needed (Spark's MEMORY_AND_DISK).
+	MemoryAndDisk
+)
+
+func (l StorageLevel) String() string {
+	switch l {
+	case MemoryOnly:
+		return "MemoryOnly"
+	case MemoryAndDisk:
+		return "MemoryAndDisk"
+	}
+	return fmt.Sprintf("StorageLevel(%d)", int(l))
+}
+
+// Persist keeps the dataset's partitions on the executors that compute
+// them, at level: the driver's DAG core learns where each partition is,
+// so a later action's task prefers that executor (delay scheduling,
+// flint.locality.wait) and reads it instead of recomputing its lineage; a
+// partition whose executor is gone (or a task placed elsewhere, or a
+// partition that was not kept) is recomputed from lineage.
+func Persist[T any](ds Dataset[T], level StorageLevel) Dataset[T] {
+	if level != MemoryOnly && level != MemoryAndDisk {
+		panic(fmt.Sprintf("dataset: Persist(%s) of %s: not a storage level", level, ds.n.id))
+	}
+	ds.n.storage = level
+	return ds
+}
+
+// Cache is Persist(ds, MemoryOnly).
+func Cache[T any](ds Dataset[T]) Dataset[T] { return Persist(ds, MemoryOnly) }
+
+// Unpersist stops caching the dataset; executors drop its partitions when
+// the run ends or when their storage budget needs the room.
+func Unpersist[T any](ds Dataset[T]) Dataset[T] {
+	ds.n.storage = 0
+	return ds
+}
+
+// cached holds partitions of persisted datasets computed in this process,
+// by run, node and partition, and the memory they take of the storage
+// budget (the latest task's settings.StorageMemory). Partitions of the
+// maxCacheRuns most recent runs are kept: an executor does not learn when
+// a run ends, so older runs' partitions (and files) are dropped as new
+// runs arrive, and their memory is the first evicted when the budget is
+// short.
+var cached = struct {
+	sync.Mutex
+	m      map[cacheKey]*cacheEntry
+	runs   []string // runs with entries, oldest first
+	used   int64
+	budget int64
+	seq    uint64
+}{m: map[cacheKey]*cacheEntry{}}
+
+const maxCacheRuns = 8
+
+type cacheKey struct {
+	run  string
+	node dagscheduler.NodeID
+	part int
+}
+
+// cacheEntry is one partition: in memory (recs) or in a file (path), or
+// not kept (it stays in the map only while it is computed).
+type cacheEntry struct {
+	once  sync.Once
+	seq   uint64 // creation order: older entries are evicted first
+	recs  any    // []T
+	path  string // the encoded records, on disk
+	bytes int64  // estimated memory of recs, reserved from the budget (under cached's lock)
+	kept  bool
+	err   error
+}
+
+// runCached emits partition p of n from this process's cache, computing
+// and keeping it first if it is not there. Concurrent tasks needing the
+// same partition compute it once.
+func runCached[T any](tc *taskContext, n *tnode[T], p int, emit func([]T) error) error {
+	k := cacheKey{run: tc.env.runID, node: n.id, part: p}
+	e := cacheEntryFor(k, tc.storage)
+	e.once.Do(func() { e.err = fill(tc, n, k, e) })
+	if e.err != nil || !e.kept {
+		cached.Lock()
+		if cached.m[k] == e {
+			delete(cached.m, k) // a failed or unkept computation is not remembered
+		}
+		cached.Unlock()
+	}
+	if e.err != nil {
+		return e.err
+	}
+	if e.kept {
+		tc.holdsCached(n.id, p)
+	}
+	if e.path != "" {
+		return readSpilled(tc, e.path, emit)
+	}
+	recs, _ := e.recs.([]T)
+	for i := 0; i < len(recs); i += batchSize {
+		if err := emit(recs[i:min(len(recs), i+batchSize):min(len(recs), i+batchSize)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cacheEntryFor is k's entry, made if there is none; budget is the task's
+// storage memory.
+func cacheEntryFor(k cacheKey, budget int64) *cacheEntry {
+	cached.Lock()
+	defer cached.Unlock()
+	if budget > 0 {
+		cached.budget = budget
+	}
+	if !slices.Contains(cached.runs, k.run) {
+		cached.runs = append(cached.runs, k.run)
+		if len(cached.runs) > maxCacheRuns {
+			dropRunLocked(cached.runs[0])
+		}
+	}
+	e := cached.m[k]
+	if e == nil {
+		cached.seq++
+		e = &cacheEntry{seq: cached.seq}
+		cached.m[k] = e
+	}
+	return e
+}
+
+// fill computes partition k of n into e: in memory while it fits the
+// storage budget; past that on disk (MemoryAndDisk) or not kept
+// (MemoryOnly: the records are handed on and forgotten).
+func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err error) {
+	var recs []T
+	var size int64
+	var sp *spillWriter[T]
+	codec := recordcodec.For[T]()
+	over := false
+	defer func() {
+		if sp != nil {
+			if cerr := sp.close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(sp.path)
+			}
+		}
+		if err != nil || over {
+			release(size)
+			return
+		}
+		e.recs, e.kept = recs, true
+		cached.Lock()
+		e.bytes = size
+		cached.Unlock()
+	}()
+	err = n.compute(tc, k.part, func(b []T) error {
+		if sp != nil {
+			return sp.write(b)
+		}
+		if !over {
+			need := estimateSize(codec, b)
+			if over = !reserve(k.run, need); !over {
+				size += need
+			}
+		}
+		if !over || n.storage != MemoryAndDisk {
+			recs = append(recs, b...)
+			return nil
+		}
+		release(size)
+		size = 0
+		var err error
+		if sp, err = newSpillWriter[T](tc, k); err != nil {
+			return err
+		}
+		if err := sp.write(recs); err != nil {
+			return err
+		}
+		recs = nil
+		return sp.write(b)
+	})
+	if err == nil && sp != nil {
+		if err = sp.close(); err == nil {
+			cached.Lock()
+			e.path, e.kept = sp.path, true
+			cached.Unlock()
+		}
+		sp = nil
+		return err
+	}
+	if over {
+		e.recs = recs // MemoryOnly: not kept, handed on
+	}
+	return err
+}
+
+// reserve takes n bytes of the storage budget for run, evicting other
+// runs' in-memory partitions (oldest first) to make room.
+func reserve(run string, n int64) bool {
+	cached.Lock()
+	defer cached.Unlock()
+	for cached.used+n > cached.budget {
+		var victim *cacheEntry
+		var vk cacheKey
+		for k, e := range cached.m {
+			if k.run != run && e.bytes > 0 && (victim == nil || e.seq < victim.seq) {
+				victim, vk = e, k
+			}
+		}
+		if victim == nil {
+			return false
+		}
+		delete(cached.m, vk)
+		cached.used -= victim.bytes
+		victim.bytes = 0
+	}
+	cached.used += n
+	return true
+}
+
+func release(n int64) {
+	cached.Lock()
+	defer cached.Unlock()
+	cached.used -= n
+}
+
+// dropCache forgets run's cached partitions, in memory and on disk.
+func dropCache(run string) {
+	cached.Lock()
+	defer cached.Unlock()
+	dropRunLocked(run)
+}
+
+func dropRunLocked(run string) {
+	for k, e := range cached.m {
+		if k.run == run {
+			delete(cached.m, k)
+			cached.used -= e.bytes
+			e.bytes = 0
+			if e.path != "" {
+				os.Remove(e.path)
+			}
+		}
+	}
+	cached.runs = slices.DeleteFunc(cached.runs, func(r string) bool { return r == run })
+}

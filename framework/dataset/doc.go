@@ -1,0 +1,122 @@
+// Package dataset is Flint's typed, lazy, Spark-RDD-style API: a job's
+// body builds a graph of Dataset[T] values with ordinary Go closures, and
+// its actions run that graph as stages on the executors, with the data
+// staying there.
+//
+// # Shipping code: name the job, not every function
+//
+// Go cannot serialise a closure, and one binary is both driver and
+// executor. So a job is registered at init under a name:
+//
+//	var wordCount = dataset.Job("wordcount", func(b *dataset.Builder, paths []string) error {
+//		lines := dataset.TextFile(b, paths...)
+//		words := dataset.FlatMap(lines, splitWords)
+//		counts := dataset.ReduceByKey(dataset.Map(words, one), add, 0)
+//		top, err := dataset.Collect(counts)
+//		…
+//	})
+//
+// and run on a driver with wordCount.Run(ctx, fc, paths). The driver runs
+// the body: transformations only add nodes to the graph; each action
+// plans a job of stages split at shuffles (framework/dagscheduler) and
+// runs its tasks. An executor that must run a task of the job runs the
+// same body with the same encoded arguments, rebuilding the same graph,
+// and executes only its task's pipeline. Closures capturing the job's
+// arguments and locals therefore just work, and types are checked by the
+// compiler.
+//
+// What keeps that safe:
+//
+//   - A node's identity is (operator, call site, per-site counter). The
+//     driver sends a fingerprint of the graph (node ids, element types,
+//     partition counts, edges) with every task; an executor whose rebuilt
+//     graph differs fails the task with ErrGraphMismatch naming the first
+//     differing node — never a wrong result.
+//   - What could differ between processes is frozen on the driver and
+//     replayed on executors: Value(b, key, fn) for times, seeds and
+//     anything read from outside; TextFile's listing and splits; sampled
+//     range bounds; and the result of every earlier action of the run
+//     (an executor replaying the body gets the driver's results for the
+//     actions before its task's, and the body stops at that action).
+//   - Executors check at registration that their binary has the driver's
+//     SHA-256 and their function registry (which holds every job) the
+//     driver's fingerprint; flint.Main freezes the registry, so a job
+//     registered later panics at once.
+//
+// The body runs once on the driver and once per executor per action that
+// executor runs tasks of (rebuilt graphs are cached), so keep it cheap:
+// data belongs in sources, not in the body. Builder.Out is standard output
+// on the driver and io.Discard on executors.
+//
+// # Execution
+//
+// Narrow operations (Map, Filter, FlatMap, MapPartitions, KeyBy,
+// MapValues, Union, Coalesce, Sample) are pipelined into one task per
+// partition, passing []T batches from one closure to the next: no
+// reflection per record. Wide operations (ReduceByKey, AggregateByKey,
+// CombineByKey, GroupByKey, Distinct, CoGroup and the joins, SortByKey,
+// PartitionBy, Repartition) end a stage: its map tasks write sorted,
+// compressed shuffle files through executor/shuffle, records encoded by
+// codecs chosen at build time (framework/recordcodec), keys partitioned by
+// a fixed-seed hash or by range bounds sampled from the input; reducers
+// merge the blocks of every map output. Each action is a job of stages on
+// the Context (framework.Context.RunStages): the driver loop's DAG core
+// plans it, its tasks run on the executors as the job's stage task
+// function against the executor's shuffle (executor/shuffleenv: files
+// served to reducers on other hosts over the executor's TLS shuffle
+// server, fetched under the in-flight limits and merged in bounded
+// memory; read from disk on the same host, as in local mode), and map
+// statuses go to the driver's map-output tracker. Shuffle ids come from
+// the Context and are frozen with the job, so a later action of the run
+// over the same shuffle skips its map stage when its outputs are all
+// available; the run releases its shuffles when it ends. A block that
+// cannot be read is a fetch failure (never counted toward
+// flint.task.maxFailures): the DAG core recomputes the map output and
+// resubmits the stage; a lost executor's outputs are unregistered as soon
+// as the backend reports the loss. A lost executor costs time, not
+// results.
+//
+// Accumulating actions (Collect, Count, Take, First, Reduce, Fold,
+// Aggregate, Foreach, CountByKey, SaveAsTextFile) keep one result per
+// partition: the DAG core accepts the first successful attempt of each.
+//
+// # Caching
+//
+// Cache (Persist(ds, MemoryOnly)) and Persist(ds, MemoryAndDisk) keep a
+// dataset's partitions on the executors that compute them, within each
+// executor's storage budget (flint.storage.memory): the driver's DAG core
+// learns where each is and prefers that executor for later tasks of the
+// partition. A MemoryAndDisk partition that does not fit is written to
+// the executor's local directory with the record codec and read back; a
+// MemoryOnly one is not kept. A partition whose executor is lost is
+// recomputed from lineage.
+//
+// # Accumulators
+//
+// NewAccumulator (any type, with an associative and commutative merge)
+// and Counter create accumulators in the body; closures Add to them on
+// the executors and Value on the driver reads the merged result. A job
+// with accumulators replays its body once per task (not once per
+// executor and action), so each task's updates are its own; they travel
+// with the task's output. Updates made in an action's final stage are
+// applied exactly once per partition, however many attempts ran (retries,
+// speculative copies, resubmitted stages), as Spark does for actions;
+// updates made in map stages are applied once per successful map task, so
+// a recomputed map output applies them again.
+//
+// # Broadcast variables
+//
+// NewBroadcast(b, v) in the body makes a read-only value every task can
+// read with Value, sent once per executor instead of with every task: the
+// driver encodes it (record codec of T), writes it in compressed,
+// checksummed chunks and adds the file to the Context (the driver's file
+// server serves it); each executor fetches it with its first task of a
+// later stage and decodes it at the first Value, and its tasks share that
+// copy. Executors get the frozen handle, so compute a large value under
+// b.Driver(). Destroy (or the run's end) releases it: the driver stops
+// listing it in tasks and its file server stops serving it (410 Gone);
+// each executor drops its copy at its next task of a stage submitted
+// after the release (the task's job carries the driver's broadcast
+// number when the action was planned, so a broadcast added later by
+// another run is not mistaken for a released one).
+package dataset

@@ -1,0 +1,58 @@
+package dataset
+
+import (
+	"fmt"
+
+	"github.com/flint-mesos/flint/executor/shuffle"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/framework/stagetask"
+	"github.com/flint-mesos/flint/framework/task"
+)
+
+// taskEnv is what one task's pipeline reads and writes shuffles with: the
+// executor's shuffle (every executor has one — the local backend's
+// in-process executor, coarse and fine executors) and the blocks the
+// driver listed for the task.
+type taskEnv struct {
+	runID   string
+	shuffle *shuffleenv.Env
+	task    *stagetask.Task
+	grants  []*shuffle.Grant
+}
+
+func (e *taskEnv) close() {
+	for _, g := range e.grants {
+		g.Release()
+	}
+}
+
+// writerConfig is map output mapIndex of shuffleID in the executor's
+// store, with the task's share of its shuffle memory.
+func (e *taskEnv) writerConfig(shuffleID, mapIndex, attempt, parts int, order shuffle.Order) shuffle.Config {
+	cfg := e.shuffle.WriterConfig(shuffleID, mapIndex, attempt, parts, order)
+	e.grants = append(e.grants, cfg.Memory)
+	return cfg
+}
+
+// read opens reduce partition p of shuffle id: every map output's block,
+// merged in order (combining equal keys with combine) — same-host blocks
+// from disk, the others fetched from their executors' servers, in bounded
+// memory. A block it cannot read is a *mapoutput.FetchFailure naming it,
+// so the driver's DAG core recomputes the map output.
+func (e *taskEnv) read(tc *taskContext, id, p int, order shuffle.Order, combine shuffle.Combine) (shuffle.Stream, func(), error) {
+	r, ok := e.task.ReadOf(id, p)
+	if !ok {
+		return nil, nil, fmt.Errorf("dataset: the driver sent no blocks of reduce partition %d of shuffle %d with this task", p, id)
+	}
+	if r.Missing != nil {
+		return nil, nil, r.Missing
+	}
+	rd, err := e.shuffle.ReadBlocks(tc.ctx, id, p, r.Groups, order, combine)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := rd.Metrics()
+	task.MetricsFrom(tc.ctx).AddShuffle(task.ShuffleMetrics{LocalBlocks: m.LocalBlocks, RemoteBlocks: m.RemoteBlocks,
+		LocalBytes: m.LocalBytes, RemoteBytes: m.RemoteBytes, FetchWait: m.FetchWait})
+	return rd, func() { rd.Close() }, nil
+}

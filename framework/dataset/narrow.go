@@ -1,0 +1,217 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/recordcodec"
+)
+
+// KV is a key and a value: the record of keyed datasets.
+type KV[K, V any] = recordcodec.KV[K, V]
+
+// Map applies fn to every record.
+func Map[T, U any](ds Dataset[T], fn func(T) U) Dataset[U] {
+	return narrow("map", ds, func(tc *taskContext, p int, emit func([]U) error) error {
+		var out []U
+		return ds.n.run(tc, p, func(in []T) error {
+			out = out[:0]
+			for _, x := range in {
+				out = append(out, fn(x))
+			}
+			return emit(out)
+		})
+	})
+}
+
+// Filter keeps the records for which keep is true.
+func Filter[T any](ds Dataset[T], keep func(T) bool) Dataset[T] {
+	return narrow("filter", ds, func(tc *taskContext, p int, emit func([]T) error) error {
+		var out []T
+		return ds.n.run(tc, p, func(in []T) error {
+			out = out[:0]
+			for _, x := range in {
+				if keep(x) {
+					out = append(out, x)
+				}
+			}
+			if len(out) == 0 {
+				return nil
+			}
+			return emit(out)
+		})
+	})
+}
+
+// FlatMap calls fn for every record; fn passes any number of records to
+// yield.
+func FlatMap[T, U any](ds Dataset[T], fn func(x T, yield func(U))) Dataset[U] {
+	return narrow("flatMap", ds, func(tc *taskContext, p int, emit func([]U) error) error {
+		var out []U
+		var err error
+		yield := func(u U) {
+			out = append(out, u)
+			if len(out) >= batchSize && err == nil {
+				err = emit(out)
+				out = out[:0]
+			}
+		}
+		if rerr := ds.n.run(tc, p, func(in []T) error {
+			for _, x := range in {
+				fn(x, yield)
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}); rerr != nil {
+			return rerr
+		}
+		if len(out) > 0 {
+			return emit(out)
+		}
+		return nil
+	})
+}
+
+// MapPartitions calls fn once per partition with an iterator over its
+// records; fn passes its output to yield. The iterator streams the
+// partition from its parent (nothing is collected first); calling it a
+// second time computes the partition again.
+func MapPartitions[T, U any](ds Dataset[T], fn func(part int, records func(func(T) bool), yield func(U)) error) Dataset[U] {
+	return narrow("mapPartitions", ds, func(tc *taskContext, p int, emit func([]U) error) error {
+		var out []U
+		var eerr, rerr error
+		yield := func(u U) {
+			out = append(out, u)
+			if len(out) >= batchSize && eerr == nil {
+				eerr = emit(out)
+				out = out[:0]
+			}
+		}
+		seq := func(y func(T) bool) {
+			if rerr != nil {
+				return
+			}
+			err := ds.n.run(tc, p, func(in []T) error {
+				for _, x := range in {
+					if !y(x) {
+						return errStopRecords
+					}
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errStopRecords) {
+				rerr = err
+			}
+		}
+		err := fn(p, seq, yield)
+		if rerr != nil { // the input failed: fn saw part of it
+			return rerr
+		}
+		if err != nil {
+			return err
+		}
+		if eerr != nil {
+			return eerr
+		}
+		if len(out) > 0 {
+			return emit(out)
+		}
+		return nil
+	})
+}
+
+// errStopRecords ends a MapPartitions input early when fn's iteration
+// stops.
+var errStopRecords = errors.New("dataset: iteration stopped")
+
+// KeyBy pairs every record with key(record).
+func KeyBy[T any, K any](ds Dataset[T], key func(T) K) Dataset[KV[K, T]] {
+	return Map(ds, func(x T) KV[K, T] { return KV[K, T]{Key: key(x), Value: x} })
+}
+
+// MapValues applies fn to the values of a keyed dataset.
+func MapValues[K, V, W any](ds Dataset[KV[K, V]], fn func(V) W) Dataset[KV[K, W]] {
+	return Map(ds, func(kv KV[K, V]) KV[K, W] { return KV[K, W]{Key: kv.Key, Value: fn(kv.Value)} })
+}
+
+// Keys and Values project a keyed dataset.
+func Keys[K, V any](ds Dataset[KV[K, V]]) Dataset[K] {
+	return Map(ds, func(kv KV[K, V]) K { return kv.Key })
+}
+
+// Values is the values of a keyed dataset.
+func Values[K, V any](ds Dataset[KV[K, V]]) Dataset[V] {
+	return Map(ds, func(kv KV[K, V]) V { return kv.Value })
+}
+
+// Union is the partitions of every dataset, in order (no shuffle).
+func Union[T any](first Dataset[T], rest ...Dataset[T]) Dataset[T] {
+	all := append([]Dataset[T]{first}, rest...)
+	var parents []node
+	var deps []dagscheduler.Dep
+	starts := make([]int, len(all))
+	total := 0
+	for i, d := range all {
+		parents = append(parents, d.n)
+		deps = append(deps, dagscheduler.Dep{Kind: dagscheduler.Range, Parent: d.n.id, Offset: total})
+		starts[i] = total
+		total += d.n.parts
+	}
+	return newNode(first.n.b, "union", total, parents, deps, func(tc *taskContext, p int, emit func([]T) error) error {
+		for i := len(all) - 1; i >= 0; i-- {
+			if p >= starts[i] {
+				return all[i].n.run(tc, p-starts[i], emit)
+			}
+		}
+		return fmt.Errorf("dataset: union partition %d out of range", p)
+	})
+}
+
+// Coalesce reduces the number of partitions to n without a shuffle: each
+// new partition reads a run of consecutive parent partitions.
+func Coalesce[T any](ds Dataset[T], n int) Dataset[T] {
+	if n <= 0 || n >= ds.n.parts {
+		n = ds.n.parts
+	}
+	groups := make([][]int, n)
+	for q := 0; q < ds.n.parts; q++ {
+		g := q * n / ds.n.parts
+		groups[g] = append(groups[g], q)
+	}
+	return newNode(ds.n.b, "coalesce", n, []node{ds.n},
+		[]dagscheduler.Dep{{Kind: dagscheduler.Groups, Parent: ds.n.id, Groups: groups}},
+		func(tc *taskContext, p int, emit func([]T) error) error {
+			for _, q := range groups[p] {
+				if err := ds.n.run(tc, q, emit); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
+// Sample keeps each record with probability fraction (Bernoulli sampling,
+// without replacement), with a random stream per partition derived from
+// seed, so a recomputed partition keeps the same records.
+func Sample[T any](ds Dataset[T], fraction float64, seed uint64) Dataset[T] {
+	return narrow("sample", ds, func(tc *taskContext, p int, emit func([]T) error) error {
+		r := rand.New(rand.NewPCG(seed, uint64(p)+0x9e3779b97f4a7c15))
+		var out []T
+		return ds.n.run(tc, p, func(in []T) error {
+			out = out[:0]
+			for _, x := range in {
+				if r.Float64() < fraction {
+					out = append(out, x)
+				}
+			}
+			if len(out) == 0 {
+				return nil
+			}
+			return emit(out)
+		})
+	})
+}

@@ -1,0 +1,295 @@
+package dataset
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Parallelize splits xs into parts partitions (the default parallelism
+// when parts ≤ 0). Executors rebuild xs by replaying the body, so xs must
+// come from the job's arguments or deterministic code; wrap values read
+// from outside in Value.
+func Parallelize[T any](b *Builder, xs []T, parts int) Dataset[T] {
+	if parts <= 0 {
+		parts = b.DefaultParallelism()
+	}
+	ds := newNode[T](b, "parallelize", parts, nil, nil, func(tc *taskContext, p int, emit func([]T) error) error {
+		lo, hi := len(xs)*p/parts, len(xs)*(p+1)/parts
+		for i := lo; i < hi; i += batchSize {
+			if err := emit(xs[i:min(hi, i+batchSize)]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ds
+}
+
+// Range is the integers [start, end) in parts partitions.
+func Range(b *Builder, start, end int64, parts int) Dataset[int64] {
+	if parts <= 0 {
+		parts = b.DefaultParallelism()
+	}
+	n := max(end-start, 0)
+	return newNode[int64](b, "range", parts, nil, nil, func(tc *taskContext, p int, emit func([]int64) error) error {
+		lo, hi := start+n*int64(p)/int64(parts), start+n*int64(p+1)/int64(parts)
+		buf := make([]int64, 0, batchSize)
+		for i := lo; i < hi; i++ {
+			buf = append(buf, i)
+			if len(buf) == batchSize {
+				if err := emit(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+		if len(buf) > 0 {
+			return emit(buf)
+		}
+		return nil
+	})
+}
+
+// Split is a byte range of an input file one task reads: the lines that
+// start in [Start, End).
+type Split struct {
+	Path       string
+	Start, End int64
+	Hosts      []string // where the bytes are, when known
+}
+
+// TextFile is the lines of the files at paths (files, directories, globs,
+// http(s):// URLs), without their '\n', one partition per split of at most
+// flint.files.maxPartitionBytes. The driver lists the files and plans the
+// splits (frozen with the job); the executors read them — every path must
+// be readable from the executors (a shared file system, the same path on
+// every agent, or a URL). A line belongs to the split its first byte is
+// in. A split's host, where the driver knows it, is its task's locality
+// preference (splitHosts: a URL's host; the driver's host for a file on
+// a local-disk file system, not on a network one).
+func TextFile(b *Builder, paths ...string) Dataset[string] {
+	info := b.newInfo("textFile", typeName[string](), 0, nil, nil)
+	var plan splitPlan
+	b.freeze("splits:"+string(info.id), func() any {
+		s, err := planSplits(paths, b.settings.MaxPartitionBytes)
+		if err != nil {
+			return splitPlan{Err: err.Error()}
+		}
+		return splitPlan{Splits: s}
+	}, &plan)
+	splits, listErr := plan.Splits, plan.Err
+	info.parts = len(splits)
+	info.preferred = splitPreferences(splits)
+	n := &tnode[string]{nodeInfo: info}
+	n.compute = func(tc *taskContext, p int, emit func([]string) error) error {
+		if listErr != "" {
+			return errors.New(listErr)
+		}
+		return readSplit(splits[p], emit)
+	}
+	if listErr != "" {
+		b.fail(errors.New(listErr))
+	}
+	b.add(n)
+	return Dataset[string]{n}
+}
+
+type splitPlan struct {
+	Splits []Split
+	Err    string
+}
+
+// planSplits expands paths and cuts every file into ranges of at most max
+// bytes.
+func planSplits(paths []string, max int64) ([]Split, error) {
+	files, err := expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	var out []Split
+	for _, f := range files {
+		size, err := fileSize(f)
+		if err != nil {
+			return nil, err
+		}
+		if size == 0 {
+			continue
+		}
+		hosts := splitHosts(f)
+		for start := int64(0); start < size; start += max {
+			out = append(out, Split{Path: f, Start: start, End: min(size, start+max), Hosts: hosts})
+		}
+	}
+	return out, nil
+}
+
+func isURL(p string) bool { return strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") }
+
+// expand turns paths into files: a directory's regular files (not
+// starting with '.' or '_', as Hadoop's input formats skip), a glob's
+// matches, in name order; URLs as they are.
+func expand(paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("dataset: TextFile needs at least one path")
+	}
+	var out []string
+	for _, p := range paths {
+		if isURL(p) {
+			out = append(out, p)
+			continue
+		}
+		matches := []string{p}
+		if strings.ContainsAny(p, "*?[") {
+			m, err := filepath.Glob(p)
+			if err != nil {
+				return nil, fmt.Errorf("dataset: bad glob %q: %w", p, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("dataset: %q matches no file", p)
+			}
+			matches = m
+		}
+		for _, m := range matches {
+			st, err := os.Stat(m)
+			if err != nil {
+				return nil, fmt.Errorf("dataset: input %w", err)
+			}
+			if !st.IsDir() {
+				out = append(out, m)
+				continue
+			}
+			err = filepath.WalkDir(m, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				name := d.Name()
+				if path != m && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if d.Type().IsRegular() {
+					out = append(out, path)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("dataset: list input %s: %w", m, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func fileSize(p string) (int64, error) {
+	if !isURL(p) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return 0, fmt.Errorf("dataset: input %w", err)
+		}
+		return st.Size(), nil
+	}
+	resp, err := http.Head(p)
+	if err != nil {
+		return 0, fmt.Errorf("dataset: input %s: %w", p, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
+		return 0, fmt.Errorf("dataset: input %s: HEAD answered %s with length %d", p, resp.Status, resp.ContentLength)
+	}
+	return resp.ContentLength, nil
+}
+
+// openRange opens bytes [start, end) of p, or to the end of the file when
+// end < 0.
+func openRange(p string, start, end int64) (io.ReadCloser, error) {
+	if !isURL(p) {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: read input %w", err)
+		}
+		if _, err := f.Seek(start, io.SeekStart); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("dataset: read input %s: %w", p, err)
+		}
+		return f, nil
+	}
+	req, err := http.NewRequest(http.MethodGet, p, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: input %s: %w", p, err)
+	}
+	req.Header.Set("Range", fmt.Sprintf("bytes=%d-", start))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: read input %s: %w", p, err)
+	}
+	if resp.StatusCode != http.StatusPartialContent && !(resp.StatusCode == http.StatusOK && start == 0) {
+		resp.Body.Close()
+		return nil, fmt.Errorf("dataset: read input %s from byte %d: %s", p, start, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// readSplit emits the lines that start in [s.Start, s.End): a split not
+// at the file's start skips to the first line starting at or after
+// s.Start (the byte before s.Start tells whether a line starts there),
+// and the last line read may run past s.End.
+func readSplit(s Split, emit func([]string) error) error {
+	from := s.Start
+	if from > 0 {
+		from--
+	}
+	rc, err := openRange(s.Path, from, -1)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	r := bufio.NewReaderSize(rc, 256<<10)
+	pos := from
+	if s.Start > 0 {
+		skipped, err := r.ReadSlice('\n')
+		for err == bufio.ErrBufferFull {
+			pos += int64(len(skipped))
+			skipped, err = r.ReadSlice('\n')
+		}
+		pos += int64(len(skipped))
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("dataset: read %s: %w", s.Path, err)
+		}
+	}
+	batch := make([]string, 0, batchSize)
+	for pos < s.End {
+		line, err := r.ReadString('\n')
+		pos += int64(len(line))
+		if len(line) > 0 {
+			batch = append(batch, strings.TrimSuffix(line, "\n"))
+			if len(batch) == batchSize {
+				if err := emit(batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("dataset: read %s: %w", s.Path, err)
+		}
+	}
+	if len(batch) > 0 {
+		return emit(batch)
+	}
+	return nil
+}

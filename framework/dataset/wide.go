@@ -1,0 +1,443 @@
+package dataset
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+
+	"github.com/flint-mesos/flint/executor/shuffle"
+	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/recordcodec"
+)
+
+// shuffleDef is the write side of a wide dependency: how a map task turns
+// partition mapIndex of the parent into shuffle output.
+type shuffleDef struct {
+	id         int
+	parent     node
+	numReduces int
+	write      func(tc *taskContext, mapIndex int, attempt int) (shuffle.Result, error)
+}
+
+// newShuffleID names the builder's next shuffle: an id of the Context's,
+// so map stages of different runs never meet in its DAG core, frozen with
+// the job so executors rebuilding the graph name it the same.
+func (b *Builder) newShuffleID() int {
+	key := fmt.Sprintf("flint.shuffle:%d", len(b.shuffles))
+	if r := b.replay; r != nil && r.captured != nil {
+		if _, ok := b.values[key]; !ok {
+			// past the task's action (a body that went on after an
+			// action's errReplayed): nothing built now is run here
+			return -1 - len(b.shuffles)
+		}
+	}
+	var id int
+	b.freeze(key, func() any {
+		if b.fc != nil {
+			return b.fc.NewShuffleID()
+		}
+		return len(b.shuffles)
+	}, &id)
+	return id
+}
+
+// shuffleByID is the builder's shuffle id, if any.
+func (b *Builder) shuffleByID(id int) *shuffleDef {
+	for _, d := range b.shuffles {
+		if d.id == id {
+			return d
+		}
+	}
+	return nil
+}
+
+// Aggregator combines the values of a key (Spark's Aggregator):
+// CreateCombiner makes a key's first combiner, MergeValue adds a value,
+// MergeCombiners merges two combiners of the same key.
+type Aggregator[V, C any] = shuffle.Aggregator[V, C]
+
+// addShuffle registers the write side of a shuffle of ds's records by
+// key, passed as they are (map-side combine: addCombiningShuffle).
+func addShuffle[K, V any](ds Dataset[KV[K, V]], part Partitioner, keys recordcodec.Codec[K], vals recordcodec.Codec[V],
+	order shuffle.Order) *shuffleDef {
+	b := ds.n.b
+	def := &shuffleDef{id: b.newShuffleID(), parent: ds.n, numReduces: part.NumPartitions()}
+	def.write = func(tc *taskContext, mapIndex, attempt int) (shuffle.Result, error) {
+		cfg := tc.env.writerConfig(def.id, mapIndex, attempt, def.numReduces, order)
+		var kbuf, vbuf []byte
+		w, err := shuffle.NewWriter(cfg)
+		if err != nil {
+			return shuffle.Result{}, err
+		}
+		err = ds.n.run(tc, mapIndex, func(in []KV[K, V]) error {
+			for _, kv := range in {
+				if kbuf, err = keys.Append(kbuf[:0], kv.Key); err != nil {
+					return err
+				}
+				if vbuf, err = vals.Append(vbuf[:0], kv.Value); err != nil {
+					return err
+				}
+				if err := w.Add(part.Partition(kbuf), kbuf, vbuf); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			w.Abort()
+			return shuffle.Result{}, err
+		}
+		return w.Commit()
+	}
+	b.shuffles = append(b.shuffles, def)
+	return def
+}
+
+// shuffled is a node reading reduce partitions of the given shuffles.
+func shuffled[T any](b *Builder, op string, part Partitioner, defs []*shuffleDef,
+	compute func(tc *taskContext, p int, emit func([]T) error) error) Dataset[T] {
+	var parents []node
+	var deps []dagscheduler.Dep
+	for _, d := range defs {
+		parents = append(parents, d.parent)
+		deps = append(deps, dagscheduler.Dep{Kind: dagscheduler.Shuffle, Parent: d.parent.info().id, ShuffleID: d.id})
+	}
+	ds := newNode(b, op, part.NumPartitions(), parents, deps, compute)
+	ds.n.typ += " by " + part.Name()
+	return ds
+}
+
+func defaultPartitioner(b *Builder, parts int) Partitioner {
+	if parts <= 0 {
+		parts = b.DefaultParallelism()
+	}
+	return HashPartitioner(parts)
+}
+
+// emitDecoded decodes a merged stream of (key, value) records and emits
+// them in batches.
+func emitDecoded[K, V any](s shuffle.Stream, keys recordcodec.Codec[K], vals recordcodec.Codec[V], emit func([]KV[K, V]) error) error {
+	batch := make([]KV[K, V], 0, batchSize)
+	// strings share arena chunks: one allocation per 2 KiB, not two per record
+	var arena recordcodec.Arena
+	decodeKey, decodeValue := recordcodec.Decoder(keys, &arena), recordcodec.Decoder(vals, &arena)
+	for {
+		kb, vb, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var kv KV[K, V]
+		if kv.Key, err = decodeKey(kb); err != nil {
+			return err
+		}
+		if kv.Value, err = decodeValue(vb); err != nil {
+			return err
+		}
+		batch = append(batch, kv)
+		if len(batch) == batchSize {
+			if err := emit(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		return emit(batch)
+	}
+	return nil
+}
+
+// CombineByKey combines the values of each key with agg, map-side first,
+// into parts partitions (the default parallelism when ≤ 0).
+func CombineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], agg Aggregator[V, C], parts int) Dataset[KV[K, C]] {
+	return combineByKey(ds, "combineByKey", agg, defaultPartitioner(ds.n.b, parts))
+}
+
+func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg Aggregator[V, C], part Partitioner) Dataset[KV[K, C]] {
+	keys, combs := recordcodec.For[K](), recordcodec.For[C]()
+	def := addCombiningShuffle(ds, part, keys, combs, agg)
+	combine := shuffle.CombineBytes(combs, agg.MergeCombiners)
+	return shuffled(ds.n.b, op, part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, C]) error) error {
+		s, closer, err := tc.env.read(tc, def.id, p, shuffle.ByteOrder, combine)
+		if err != nil {
+			return err
+		}
+		defer closer()
+		return emitDecoded(s, keys, combs, emit)
+	})
+}
+
+// ReduceByKey merges the values of each key with fn (associative and
+// commutative), map-side first (Spark's reduceByKey).
+func ReduceByKey[K comparable, V any](ds Dataset[KV[K, V]], fn func(V, V) V, parts int) Dataset[KV[K, V]] {
+	agg := Aggregator[V, V]{CreateCombiner: func(v V) V { return v }, MergeValue: fn, MergeCombiners: fn}
+	return combineByKey(ds, "reduceByKey", agg, defaultPartitioner(ds.n.b, parts))
+}
+
+// AggregateByKey folds each key's values into a copy of zero with seq and
+// merges the partial results with comb. zero is copied by assignment:
+// seq must not mutate what zero shares (a slice's array, a map).
+func AggregateByKey[K comparable, V, U any](ds Dataset[KV[K, V]], zero U, seq func(U, V) U, comb func(U, U) U, parts int) Dataset[KV[K, U]] {
+	agg := Aggregator[V, U]{CreateCombiner: func(v V) U { return seq(zero, v) }, MergeValue: seq, MergeCombiners: comb}
+	return combineByKey(ds, "aggregateByKey", agg, defaultPartitioner(ds.n.b, parts))
+}
+
+// GroupByKey gathers each key's values (no map-side combine, as Spark).
+// A key's values are held in memory at once.
+func GroupByKey[K comparable, V any](ds Dataset[KV[K, V]], parts int) Dataset[KV[K, []V]] {
+	part := defaultPartitioner(ds.n.b, parts)
+	keys, vals := recordcodec.For[K](), recordcodec.For[V]()
+	def := addShuffle(ds, part, keys, vals, shuffle.ByteOrder)
+	return shuffled(ds.n.b, "groupByKey", part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, []V]) error) error {
+		s, closer, err := tc.env.read(tc, def.id, p, shuffle.ByteOrder, nil)
+		if err != nil {
+			return err
+		}
+		defer closer()
+		g := &grouper[K, V]{s: s, keys: keys, vals: vals}
+		batch := make([]KV[K, []V], 0, 64)
+		for {
+			kv, ok, err := g.next()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			batch = append(batch, kv)
+			if len(batch) == cap(batch) {
+				if err := emit(batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
+		if len(batch) > 0 {
+			return emit(batch)
+		}
+		return nil
+	})
+}
+
+// grouper reads a stream sorted by key bytes one key's values at a time.
+type grouper[K, V any] struct {
+	s       shuffle.Stream
+	keys    recordcodec.Codec[K]
+	vals    recordcodec.Codec[V]
+	pendK   []byte
+	pendV   V
+	hasPend bool
+	done    bool
+}
+
+// peekKey is the encoded key of the next group, nil at the end.
+func (g *grouper[K, V]) peekKey() ([]byte, error) {
+	if !g.hasPend && !g.done {
+		if err := g.advance(); err != nil {
+			return nil, err
+		}
+	}
+	if !g.hasPend {
+		return nil, nil
+	}
+	return g.pendK, nil
+}
+
+func (g *grouper[K, V]) advance() error {
+	kb, vb, err := g.s.Next()
+	if err == io.EOF {
+		g.done, g.hasPend = true, false
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	g.pendK = append(g.pendK[:0], kb...)
+	if g.pendV, err = g.vals.Decode(vb); err != nil {
+		return err
+	}
+	g.hasPend = true
+	return nil
+}
+
+// next is the next key with all its values.
+func (g *grouper[K, V]) next() (KV[K, []V], bool, error) {
+	var out KV[K, []V]
+	kb, err := g.peekKey()
+	if err != nil || kb == nil {
+		return out, false, err
+	}
+	cur := append([]byte(nil), kb...)
+	if out.Key, err = g.keys.Decode(cur); err != nil {
+		return out, false, err
+	}
+	for g.hasPend && bytes.Equal(g.pendK, cur) {
+		out.Value = append(out.Value, g.pendV)
+		if err := g.advance(); err != nil {
+			return out, false, err
+		}
+	}
+	return out, true, nil
+}
+
+// Distinct is the distinct records.
+func Distinct[T comparable](ds Dataset[T], parts int) Dataset[T] {
+	kv := Map(ds, func(x T) KV[T, bool] { return KV[T, bool]{Key: x, Value: true} })
+	return Keys(ReduceByKey(kv, func(a, b bool) bool { return a }, parts))
+}
+
+// PartitionBy moves each record to the partition part gives its key,
+// without ordering or combining.
+func PartitionBy[K, V any](ds Dataset[KV[K, V]], part Partitioner) Dataset[KV[K, V]] {
+	keys, vals := recordcodec.For[K](), recordcodec.For[V]()
+	def := addShuffle(ds, part, keys, vals, shuffle.Unordered)
+	return shuffled(ds.n.b, "partitionBy", part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, V]) error) error {
+		s, closer, err := tc.env.read(tc, def.id, p, shuffle.Unordered, nil)
+		if err != nil {
+			return err
+		}
+		defer closer()
+		return emitDecoded(s, keys, vals, emit)
+	})
+}
+
+// Repartition spreads the records evenly over parts partitions
+// (round-robin from a start fixed per input partition, so a recomputed
+// partition sends the same records to the same places).
+func Repartition[T any](ds Dataset[T], parts int) Dataset[T] {
+	if parts <= 0 {
+		parts = ds.n.b.DefaultParallelism()
+	}
+	numbered := MapPartitions(ds, func(p int, records func(func(T) bool), yield func(KV[int64, T])) error {
+		i := int64(hashKey([]byte{byte(p), byte(p >> 8), byte(p >> 16), byte(p >> 24)}) % uint64(parts))
+		records(func(x T) bool { yield(KV[int64, T]{Key: i, Value: x}); i++; return true })
+		return nil
+	})
+	return Values(PartitionBy(numbered, modPartitioner(parts)))
+}
+
+// modPartitioner sends integer key i (encoded with recordcodec.For[int64])
+// to partition i mod n.
+type modPartitioner int
+
+func (m modPartitioner) NumPartitions() int { return int(m) }
+func (m modPartitioner) Name() string       { return fmt.Sprintf("mod(%d)", int(m)) }
+func (m modPartitioner) Partition(key []byte) int {
+	i, err := recordcodec.For[int64]().Decode(key)
+	if err != nil {
+		return 0
+	}
+	return int(uint64(i) % uint64(m))
+}
+
+// SortByKey sorts a keyed dataset by key into range partitions (bounds
+// from a sample of ~20 keys per output partition, Spark's rule): reading
+// the partitions in order gives all records in key order. parts ≤ 0 keeps
+// the input's partition count.
+func SortByKey[K cmp.Ordered, V any](ds Dataset[KV[K, V]], ascending bool, parts int) Dataset[KV[K, V]] {
+	return sortByKey(ds, ascending, parts, recordcodec.For[V]())
+}
+
+func sortByKey[K cmp.Ordered, V any](ds Dataset[KV[K, V]], ascending bool, parts int, vals recordcodec.Codec[V]) Dataset[KV[K, V]] {
+	if parts <= 0 {
+		parts = ds.n.parts
+	}
+	keys := recordcodec.Ordered[K]()
+	bounds := sampleBounds(ds, keys, parts)
+	part := RangePartitioner{Bounds: bounds, Descending: !ascending}
+	order := shuffle.ByteOrder
+	if !ascending {
+		order = shuffle.CustomOrder(func(a, b []byte) int { return bytes.Compare(b, a) })
+	}
+	def := addShuffle(ds, part, keys, vals, order)
+	return shuffled(ds.n.b, "sortByKey", part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, V]) error) error {
+		s, closer, err := tc.env.read(tc, def.id, p, order, nil)
+		if err != nil {
+			return err
+		}
+		defer closer()
+		return emitDecoded(s, keys, vals, emit)
+	})
+}
+
+// SortBy sorts records by key(record).
+func SortBy[T any, K cmp.Ordered](ds Dataset[T], key func(T) K, ascending bool, parts int) Dataset[T] {
+	return Values(SortByKey(KeyBy(ds, key), ascending, parts))
+}
+
+// sampleBounds runs a sampling action over ds's keys and picks range
+// bounds for parts partitions. The bounds are frozen like every action's
+// result, so executors rebuild the same partitioner.
+func sampleBounds[K cmp.Ordered, V any](ds Dataset[KV[K, V]], keys recordcodec.Codec[K], parts int) [][]byte {
+	if parts <= 1 || ds.n.parts == 0 {
+		return nil
+	}
+	perPart := max(1, (20*parts*3+ds.n.parts-1)/ds.n.parts) // oversampled 3×, as Spark
+	samples, err := runAction(ds, "sample", nil, func(tc *taskContext, p int) ([][]byte, error) {
+		return reservoir(tc, ds.n, p, perPart, keys)
+	})
+	if err != nil {
+		return nil // the action recorded the error; the next action returns it
+	}
+	var all [][]byte
+	for _, s := range samples {
+		all = append(all, s...)
+	}
+	return boundsFromSample(all, parts)
+}
+
+// reservoir samples k encoded keys of partition p uniformly (Algorithm R
+// with a stream fixed by p).
+func reservoir[K cmp.Ordered, V any](tc *taskContext, n *tnode[KV[K, V]], p, k int, keys recordcodec.Codec[K]) ([][]byte, error) {
+	var out [][]byte
+	seen := uint64(0)
+	state := hashKey([]byte(fmt.Sprint("sample", p)))
+	err := n.run(tc, p, func(in []KV[K, V]) error {
+		for _, kv := range in {
+			seen++
+			state = state*6364136223846793005 + 1442695040888963407
+			j := (state >> 1) % seen
+			if len(out) < k {
+				kb, err := keys.Append(nil, kv.Key)
+				if err != nil {
+					return err
+				}
+				out = append(out, kb)
+			} else if j < uint64(k) {
+				kb, err := keys.Append(out[j][:0], kv.Key)
+				if err != nil {
+					return err
+				}
+				out[j] = kb
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Sort sorts records of an ordered type by their own value (the record is
+// the key, nothing else is shuffled): Sort(lines, true, n) orders lines
+// by bytes, as LC_ALL=C sort does.
+func Sort[T cmp.Ordered](ds Dataset[T], ascending bool, parts int) Dataset[T] {
+	keyed := Map(ds, func(x T) KV[T, unit] { return KV[T, unit]{Key: x} })
+	return Keys(sortByKey(keyed, ascending, parts, unitCodec{}))
+}
+
+// unit is a value that takes no bytes.
+type unit struct{}
+
+type unitCodec struct{}
+
+func (unitCodec) Append(dst []byte, _ unit) ([]byte, error) { return dst, nil }
+func (unitCodec) Decode(src []byte) (unit, error) {
+	if len(src) != 0 {
+		return unit{}, fmt.Errorf("recordcodec: corrupt record: %d bytes for an empty value", len(src))
+	}
+	return unit{}, nil
+}
+func (unitCodec) Name() string { return "unit" }

@@ -1,0 +1,443 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/framework/mapoutput"
+	"github.com/flint-mesos/flint/framework/progress"
+	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/framework/stagetask"
+)
+
+// A job of stages (Context.RunStages) runs in the driver loop: the DAG
+// core plans its lineage into stages split at shuffles; each stage
+// attempt's task set is a set state (a jobState with run set) in the task
+// core; every task is its job's stage task function (stagetask.Register),
+// whose input — the stage task with the blocks it reads, from the
+// map-output tracker at launch — is built when the task is launched. It
+// runs on any executor against the executor's shuffle (shuffleenv: served
+// to other hosts by coarse and fine executors, read from disk on the same
+// host as in local mode). A map task's output comes back as its block
+// sizes and location and becomes a map status in the tracker; a fetch
+// failure comes back as output too and reaches the task core as
+// scheduler.FetchFailed (the set becomes a zombie, no task failure is
+// counted) and the DAG core as a fetch failure, which recomputes the lost
+// output and resubmits the stage. A lost executor's outputs are
+// unregistered by the DAG core when the backend reports the loss.
+
+// StageJob is a job of stages: the lineage the DAG core plans (Spec.Name is
+// the job registered with stagetask.Register, whose runner executors use)
+// and the job's encoded arguments, handed to every task.
+type StageJob struct {
+	Spec dagscheduler.JobSpec
+	Args []byte
+	// Description names the job for listeners and the UI (Spec.Name when
+	// empty).
+	Description string
+	// OnMapOutput, when set, gets the Output.Value of every successful map
+	// task of a stage this job's tasks run (a map stage another running
+	// job submitted reports to that job). It is called on the driver
+	// loop: it must return at once and not call the Context.
+	OnMapOutput func(shuffleID, mapIndex int, value []byte)
+}
+
+func (j *StageJob) description() string {
+	if j.Description != "" {
+		return j.Description
+	}
+	return j.Spec.Name
+}
+
+// stagesRun is a job of stages in flight.
+type stagesRun struct {
+	job      *StageJob
+	umbrella *jobState // what RunStages waits on: done, err, results by output id
+	nodes    map[dagscheduler.NodeID]*dagscheduler.Node
+}
+
+// RunStages runs a job of stages and returns each result partition's value
+// in the order of Spec.Partitions (all partitions of Spec.Final when nil).
+func (c *Context) RunStages(ctx context.Context, job *StageJob) ([][]byte, error) {
+	if _, err := stagetask.Lookup(job.Spec.Name); err != nil {
+		return nil, fmt.Errorf("%w %q: %w", ErrInvalidJob, job.Spec.Name, err)
+	}
+	if job.Spec.Pool == "" {
+		j := *job
+		j.Spec.Pool = c.cfg.String("flint.scheduler.pool")
+		job = &j
+	}
+	in := &stagesInput{job: job, done: make(chan struct{})}
+	if !c.driver.enqueue(in) {
+		return nil, ErrStopped
+	}
+	<-in.done
+	if in.err != nil {
+		return nil, in.err
+	}
+	js := in.js
+	select {
+	case <-js.done:
+	case <-ctx.Done():
+		c.driver.cancel(js, context.Cause(ctx))
+		<-js.done
+	}
+	if c.progress != nil {
+		c.progress.FinishAll()
+	}
+	if js.err != nil {
+		return nil, js.err
+	}
+	out := make([][]byte, len(js.results))
+	for i, r := range js.results {
+		out[i] = r.Output
+	}
+	return out, nil
+}
+
+type stagesInput struct {
+	job  *StageJob
+	js   *jobState
+	err  error
+	done chan struct{}
+}
+
+func (in *stagesInput) apply(c *driverCore, now time.Time) {
+	in.js, in.err = c.submitStages(in.job, now)
+}
+func (in *stagesInput) reply() { close(in.done) }
+
+// submitStages plans a job of stages and submits what is missing.
+func (c *driverCore) submitStages(job *StageJob, now time.Time) (*jobState, error) {
+	if c.stopped {
+		return nil, ErrStopped
+	}
+	run := &stagesRun{job: job, nodes: make(map[dagscheduler.NodeID]*dagscheduler.Node, len(job.Spec.Nodes))}
+	for i := range job.Spec.Nodes {
+		run.nodes[job.Spec.Nodes[i].ID] = &job.Spec.Nodes[i]
+		for _, d := range job.Spec.Nodes[i].Deps {
+			if d.Kind == dagscheduler.Shuffle {
+				c.nextShuffle = max(c.nextShuffle, d.ShuffleID+1)
+			}
+		}
+	}
+	um := &jobState{job: &Job{Name: job.description(), Pool: job.Spec.Pool}, done: make(chan struct{}), lastIndex: -1, run: run, stage: -1}
+	run.umbrella = um
+	c.bindingRun = run
+	defer func() { c.bindingRun = nil }()
+	id, evs, err := c.dag.SubmitJob(job.Spec, now)
+	if err != nil {
+		return nil, fmt.Errorf("framework: %w", err)
+	}
+	um.id = id
+	n := len(job.Spec.Partitions)
+	if job.Spec.Partitions == nil {
+		for _, nd := range job.Spec.Nodes {
+			if nd.ID == job.Spec.Final {
+				n = nd.Partitions
+			}
+		}
+	}
+	um.results = make([]Result, n)
+	c.runs[id] = run
+	if c.listening() {
+		c.out.events = append(c.out.events, event.JobStart{Time: now, JobID: id, Name: job.description(), NumTasks: n})
+	}
+	if err := c.applyDAG(evs, now); err != nil {
+		c.applyDAG(c.dag.CancelJob(id, err.Error(), now), now)
+		return nil, err
+	}
+	c.dirty, c.changed = true, true
+	return um, nil
+}
+
+// submitRunSet hands a stage attempt of a run to the task core.
+func (c *driverCore) submitRunSet(run *stagesRun, ts *dagscheduler.TaskSet, now time.Time) error {
+	n := len(ts.Partitions)
+	js := &jobState{id: run.umbrella.id, stage: ts.StageID, setID: setIDOf(ts.ID), dagSet: ts, run: run,
+		job:  &Job{Name: fmt.Sprintf("%s (stage %d.%d)", run.job.description(), ts.StageID, ts.Attempt), Pool: run.job.Spec.Pool, Tasks: make([]Task, n)},
+		done: make(chan struct{}), results: make([]Result, n), lastIndex: -1}
+	for i := range js.job.Tasks {
+		// the input is built at launch: it carries the blocks to read then
+		js.job.Tasks[i] = Task{Function: stagetask.FunctionPrefix + ts.Job, Preferred: ts.Preferred[i]}
+	}
+	js.files = c.files
+	if err := c.sched.Submit(taskSet(js), now); err != nil {
+		return fmt.Errorf("framework: submit stage %d of job %q: %w", ts.StageID, run.job.Spec.Name, err)
+	}
+	c.jobs[js.setID] = js
+	c.stages[js.stage] = newStageStatus(js, now)
+	if c.listening() {
+		c.out.events = append(c.out.events, event.StageSubmitted{Time: now, JobID: js.id, StageID: js.stage, Name: js.job.Name, NumTasks: n,
+			Attempt: ts.Attempt, ParentIDs: c.stageParents(ts)})
+	}
+	c.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage, "attempt": ts.Attempt, "tasks": n}).Infof("stage %d.%d of job %d (%s) submitted", js.stage, ts.Attempt, js.id, run.job.description())
+	return nil
+}
+
+// stageInput is the encoded stage task of launch l of a run's set.
+func (c *driverCore) stageInput(js *jobState, l *scheduler.Launch) (Task, error) {
+	ts := js.dagSet
+	t := ts.Task(l.Index)
+	host := l.Host
+	if e := c.execs[l.ExecutorID]; e != nil && host == "" {
+		host = e.host
+	}
+	st := stagetask.Task{Kind: stagetask.Result, Job: ts.Job, Args: js.run.job.Args, Node: string(t.Node), Partition: t.Partition,
+		JobID: t.JobID, StageID: t.StageID, StageAttempt: t.StageAttempt, Attempt: uint64(l.TaskID), Epoch: t.Epoch,
+		ShuffleID: t.ShuffleID, NumReduces: t.NumReduces, Executor: mapoutput.Location{ExecutorID: l.ExecutorID, Host: host}}
+	if t.Kind == dagscheduler.MapTask {
+		st.Kind = stagetask.Map
+	}
+	snaps := map[int]*mapoutput.Snapshot{}
+	for _, rk := range js.run.reads(ts, t.Partition) {
+		r := stagetask.Read{ShuffleID: rk.shuffle, Reduce: rk.reduce}
+		snap, err := snaps[rk.shuffle], error(nil)
+		if snap == nil {
+			if snap, err = c.dag.Tracker().Snapshot(rk.shuffle); err == nil {
+				snaps[rk.shuffle] = snap
+			}
+		}
+		if err == nil {
+			r.Groups, err = snap.Blocks(rk.reduce, rk.reduce+1)
+		}
+		var ff *mapoutput.FetchFailure
+		switch {
+		case errors.As(err, &ff):
+			r.Missing = ff
+		case err != nil:
+			r.Missing = &mapoutput.FetchFailure{ShuffleID: rk.shuffle, MapIndex: -1, ReduceIndex: rk.reduce, Message: err.Error()}
+		}
+		st.Reads = append(st.Reads, r)
+	}
+	enc, err := stagetask.Encode(&st)
+	if err != nil {
+		return Task{}, err
+	}
+	return Task{Function: enc.Function, Codec: enc.Codec, Input: enc.Input}, nil
+}
+
+// readKey is one reduce partition of one shuffle.
+type readKey struct{ shuffle, reduce int }
+
+// reads are the reduce partitions partition p of ts's pipeline reads:
+// walking the job's lineage from the stage's node through narrow
+// dependencies to the shuffles at the stage's boundary (a coalesce above
+// a shuffle reads several of its partitions), each once, in walk order.
+func (r *stagesRun) reads(ts *dagscheduler.TaskSet, p int) []readKey {
+	if r.nodes[ts.Node] == nil { // not this job's lineage: partition p of each
+		out := make([]readKey, len(ts.Reads))
+		for i, s := range ts.Reads {
+			out[i] = readKey{s, p}
+		}
+		return out
+	}
+	type np struct {
+		node dagscheduler.NodeID
+		p    int
+	}
+	var out []readKey
+	seen := map[np]bool{}
+	have := map[readKey]bool{}
+	var walk func(id dagscheduler.NodeID, p int)
+	walk = func(id dagscheduler.NodeID, p int) {
+		n := r.nodes[id]
+		if n == nil || seen[np{id, p}] {
+			return
+		}
+		seen[np{id, p}] = true
+		for _, d := range n.Deps {
+			switch d.Kind {
+			case dagscheduler.Shuffle:
+				if k := (readKey{d.ShuffleID, p}); !have[k] {
+					have[k] = true
+					out = append(out, k)
+				}
+			case dagscheduler.OneToOne:
+				walk(d.Parent, p)
+			case dagscheduler.Range:
+				if parent := r.nodes[d.Parent]; parent != nil && p >= d.Offset && p < d.Offset+parent.Partitions {
+					walk(d.Parent, p-d.Offset)
+				}
+			case dagscheduler.Groups:
+				if p < len(d.Groups) {
+					for _, q := range d.Groups[p] {
+						walk(d.Parent, q)
+					}
+				}
+			}
+		}
+	}
+	walk(ts.Node, p)
+	return out
+}
+
+// stageOutput decodes what a run's task returned. A map task's output
+// becomes its status; a fetch failure is kept for the failure it turns into.
+func (c *driverCore) stageOutput(a attempt, data []byte) (stagetask.Output, error) {
+	return stagetask.DecodeOutput(a.job.dagSet.Job, data)
+}
+
+// finishStageTask handles a successful update of a run's task: a fetch
+// failure becomes a FetchFailed failure; anything else is a success whose
+// output the DAG core gets.
+func (c *driverCore) finishStageTask(u *backend.StatusUpdate, a attempt, data []byte, now time.Time) {
+	out, err := c.stageOutput(a, data)
+	if err != nil {
+		c.fail(u, scheduler.Failure{Kind: scheduler.DecodeError, Message: fmt.Sprintf("stage task output: %v", err)}, now)
+		return
+	}
+	id := scheduler.TaskID(u.TaskID)
+	if out.FetchFailure != nil {
+		c.fetchFailures[id] = out.FetchFailure
+		c.fail(u, scheduler.Failure{Kind: scheduler.FetchFailed, Message: out.FetchFailure.Error()}, now)
+		delete(c.fetchFailures, id)
+		return
+	}
+	c.outputs[id] = out
+	evs := c.sched.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(out.Value))}, now)
+	c.process(evs, u, now)
+	delete(c.outputs, id)
+	c.changed = true
+}
+
+// runTaskSucceeded tells the DAG core about a run task's success.
+func (c *driverCore) runTaskSucceeded(id scheduler.TaskID, a attempt, now time.Time) {
+	out := c.outputs[id]
+	t := a.job.dagSet.Task(a.index)
+	host := ""
+	if e := c.execs[a.executor]; e != nil {
+		host = e.host
+	}
+	te := dagscheduler.TaskEnd{Task: t, Reason: dagscheduler.Succeeded, ExecutorID: a.executor, Host: host}
+	if t.Kind == dagscheduler.MapTask {
+		// the executor's shuffle says where its output is read from; the
+		// executor id is the driver's, which its loss unregisters
+		loc := out.Location
+		loc.ExecutorID = a.executor
+		if loc.Host == "" {
+			loc.Host = host
+		}
+		te.MapStatus = &mapoutput.Status{ShuffleID: t.ShuffleID, MapIndex: t.Partition, TaskID: uint64(id),
+			Location: loc, Sizes: out.Sizes}
+		if f := a.job.run.job.OnMapOutput; f != nil && len(out.Value) > 0 {
+			f(t.ShuffleID, t.Partition, out.Value)
+		}
+	}
+	for _, cp := range out.Cached {
+		// cached partitions prefer this executor until it is lost
+		c.dag.CacheAdded(dagscheduler.NodeID(cp.Node), cp.Partition, scheduler.Location{ExecutorID: a.executor, Host: host})
+	}
+	c.resultValue = out.Value
+	c.applyDAG(c.dag.TaskEnded(te, now), now)
+	c.resultValue = nil
+}
+
+// runFetchFailed tells the DAG core about a run task's fetch failure.
+func (c *driverCore) runFetchFailed(id scheduler.TaskID, a attempt, msg string, now time.Time) {
+	ff := c.fetchFailures[id]
+	if ff == nil {
+		return
+	}
+	t := a.job.dagSet.Task(a.index)
+	c.applyDAG(c.dag.TaskEnded(dagscheduler.TaskEnd{Task: t, Reason: dagscheduler.FetchFailed, ExecutorID: a.executor,
+		FetchFailure: ff, Message: msg}, now), now)
+}
+
+// endRunSet forgets a run's task set that will launch nothing more.
+func (c *driverCore) endRunSet(js *jobState, reason string, now time.Time) {
+	if js.ended {
+		return
+	}
+	js.ended = true
+	delete(c.jobs, js.setID)
+	c.stageEnded(js.stage)
+	if c.listening() {
+		c.out.events = append(c.out.events, event.StageCompleted{Time: now, JobID: js.id, StageID: js.stage, Attempt: js.stageAttempt(), FailureReason: reason})
+	}
+}
+
+// endRun completes or fails a job of stages.
+func (c *driverCore) endRun(run *stagesRun, reason string, failed bool, now time.Time) {
+	um := run.umbrella
+	if um.ended {
+		return
+	}
+	um.ended = true
+	delete(c.runs, um.id)
+	if failed {
+		um.err = &JobError{JobID: um.id, Job: um.job.Name, StageID: -1, Reason: reason, TaskIndex: -1, Cause: um.cause}
+		um.results = nil
+		c.log.WithField("job", um.id).Debugf("job %d (%s) failed: %s", um.id, um.job.Name, reason)
+	} else {
+		c.log.WithField("job", um.id).Infof("job %d (%s) finished", um.id, um.job.Name)
+	}
+	c.out.done = append(c.out.done, um)
+	if c.listening() {
+		var jerr error
+		if um.err != nil {
+			jerr = um.err
+		}
+		c.out.events = append(c.out.events, event.JobEnd{Time: now, JobID: um.id, Err: jerr})
+	}
+}
+
+// cancelRun ends a job of stages because its context ended or the driver stops.
+func (c *driverCore) cancelRun(run *stagesRun, cause error, now time.Time) {
+	um := run.umbrella
+	if um.ended {
+		return
+	}
+	um.cause = cause
+	c.applyDAG(c.dag.CancelJob(um.id, fmt.Sprintf("job cancelled: %v", cause), now), now)
+	c.endRun(run, fmt.Sprintf("job cancelled: %v", cause), true, now)
+	c.changed = true
+}
+
+func newStageStatus(js *jobState, now time.Time) *progress.StageStatus {
+	return &progress.StageStatus{StageID: js.stage, Name: js.job.Name, NumTasks: len(js.job.Tasks), Submitted: now}
+}
+
+// ReleaseShuffle forgets a shuffle's map outputs once no running job needs
+// them (the dataset layer releases the shuffles of a run when it ends):
+// the tracker drops them and a later job over the same lineage recomputes
+// it. It reports whether the shuffle was released. The executors then
+// delete the shuffle's files (Batch.ShuffleReleases).
+func (c *Context) ReleaseShuffle(shuffleID int) bool {
+	released := false
+	c.driver.query(func(core *driverCore, _ time.Time) {
+		released = core.dag.ReleaseShuffle(shuffleID)
+		if released && !core.stopped {
+			// the executors delete the outputs' files
+			core.out.ShuffleReleases = append(core.out.ShuffleReleases, backend.ShuffleRelease{ShuffleID: shuffleID})
+		}
+	})
+	return released
+}
+
+// ForgetCached drops the DAG core's locations of cached partitions of
+// nodes whose id starts with prefix: the dataset layer calls it when a run
+// ends (its node ids carry the run's prefix).
+func (c *Context) ForgetCached(prefix string) {
+	c.driver.query(func(core *driverCore, _ time.Time) { core.dag.ForgetCache(dagscheduler.NodeID(prefix)) })
+}
+
+// NewShuffleID returns a shuffle id that no job of this Context used or
+// uses: one above every shuffle id submitted so far and every id it
+// returned before. Callers building StageJobs from their own graphs
+// (the dataset layer) name their shuffles with it.
+func (c *Context) NewShuffleID() int {
+	id := 0
+	c.driver.query(func(core *driverCore, _ time.Time) {
+		id = core.nextShuffle
+		core.nextShuffle++
+	})
+	return id
+}

@@ -1,0 +1,18 @@
+// Package placement decides where Mesos offers go, for both Mesos modes:
+// a pure function from (offers, demand, executors running, exclusions,
+// back-offs, constraints, locality wants, now) to a plan — executors to
+// launch on which offer (coarse), task slots per agent (fine), offers to
+// decline with which filter — and a reason for every offer or part of one
+// it did not use. It follows Nomad's scheduler: small feasibility checkers
+// each filter an offer with a named Reason (a constant, with the shortfall
+// in words), the plan is data the backend only applies, and the tests are
+// golden scripts (testdata/*.txt, cockroachdb/datadriven, -rewrite).
+//
+// The package does no I/O, reads no clock (now is an input) and keeps no
+// state between calls: what must persist (when a locality hold began) is
+// returned in the plan and handed back by the caller.
+//
+//	Executors(ExecutorRequest) → ExecutorPlan   (coarse: Spark's buildMesosTasks)
+//	Slots(SlotRequest)         → SlotPlan       (fine: per-agent executor and task slots)
+//	Filtered.String, Summary                   (what Context.Explain and the no-fit aborts say)
+package placement

@@ -1,0 +1,29 @@
+// Package stagetask is the contract between the driver, the executors and
+// the dataset layer for one task of a stage (the DAG core's
+// dagscheduler.Task, as an executor runs it).
+//
+// The driver sends a Task: the registered job whose graph the executor
+// rebuilds (Job, Args), the last node of the stage's pipeline (Node), the
+// partition, and for a map task the shuffle to write. Reads lists, for
+// every reduce partition of a shuffle the pipeline reads, its blocks by
+// location (mapoutput.FetchGroup, from the driver's tracker at launch), so
+// the executor needs no further round trip to the driver. Each job's
+// tasks run as the task function FunctionPrefix+job, which Register adds
+// to the task registry (so executors' registry fingerprints cover stage
+// jobs): its input is the encoded Task and its output the encoded Output —
+// a map task's block sizes and location, a result task's value, or the
+// FetchFailure it hit, which the driver turns into a fetch failure for
+// the DAG core (so fetch failures need nothing from the wire protocol
+// beyond a task's output).
+//
+// A Runner (the dataset layer, or a test) registered under the job's name
+// with Register runs a task's pipeline against the executor's shuffle
+// (executor/shuffleenv, which every executor holds: the local backend's,
+// coarse and fine executors'): Shuffle is its byte-level view (EnvShuffle)
+// — Create opens a map output for writing, Open merges a reduce
+// partition's blocks, same-host ones read from disk and the others
+// fetched from their executors' servers (executor/shufflefetch). Runners
+// needing typed writers use the executor's shuffleenv.Env itself
+// (shuffleenv.FromContext). framework.Context.RunStages runs a job of
+// stages this way through the driver loop's DAG core in every mode.
+package stagetask

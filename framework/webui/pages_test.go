@@ -1,0 +1,96 @@
+package webui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestPagesRenderTheStore(t *testing.T) {
+	explained := map[int]bool{}
+	srv := serve(t, Options{Explain: func(stage, index int) (Explanation, error) {
+		explained[index] = true
+		if index == 2 {
+			return Explanation{}, errors.New("no such task")
+		}
+		return Explanation{Reason: "NO_OFFER_FITS", Detail: "largest offer has 0 free cores"}, nil
+	}})
+	for path, want := range map[string][]string{
+		"/jobs/":                            {`data-job="0"`, "wordcount", `class="status SUCCEEDED"`, `data-job="1"`, "RUNNING", `http-equiv="refresh"`},
+		"/jobs/job/?id=0":                   {`aria-label="stage DAG"`, `data-stage="0"`, `data-stage="1"`, `data-from="0" data-to="1"`, "reduce"},
+		"/stages/":                          {`data-stage="2"`, `data-stage="0"`, "ACTIVE", "2/2 (1 failed)"},
+		"/stages/stage/?id=0&attempt=0":     {`data-task="1"`, "fetch failed: &lt;connection refused&gt;", "agent-b", "1.5 KiB"},
+		"/stages/stage/?id=2&attempt=0":     {`id="pending"`, `data-index="1"`, "NO_OFFER_FITS", "largest offer has 0 free cores", "no such task"},
+		"/executors/":                       {`data-executor="1"`, `data-executor="2"`, "Dead: agent lost", "no sandbox"},
+		"/environment/":                     {"flint.authenticate.secret", "*****"},
+		"/history/app-1/jobs/":              {"wordcount"},
+		"/stages/stage/?id=0&attempt=9":     {"unknown stage 0 attempt 9"},
+		"/executors/logs/?id=1&file=stdout": {"no Mesos sandbox"},
+	} {
+		_, body := get(t, srv, path)
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s lacks %q:\n%s", path, w, body)
+			}
+		}
+	}
+	if !explained[1] || !explained[2] || explained[0] {
+		t.Errorf("explained %v, want the pending indices 1 and 2 only", explained)
+	}
+	if code, _ := get(t, srv, "/"); code != http.StatusOK { // redirected to /jobs/
+		t.Errorf("GET / = %d", code)
+	}
+}
+
+func TestExecutorLogsComeFromTheAgentsFilesEndpoint(t *testing.T) {
+	stdout := strings.Repeat("x", logTail) + "\nlast line <b>\n"
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.URL.Path != "/files/read" || q.Get("path") != "/work/slaves/a1/frameworks/f1/executors/1/runs/latest/stdout" {
+			http.Error(w, "File not found", http.StatusNotFound)
+			return
+		}
+		if q.Get("offset") == "-1" {
+			_ = json.NewEncoder(w).Encode(filesRead{Offset: int64(len(stdout))})
+			return
+		}
+		from := len(stdout) - logTail
+		if q.Get("offset") != "15" || q.Get("length") != "65536" || from != 15 {
+			http.Error(w, "unexpected page "+r.URL.RawQuery, http.StatusBadRequest)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(filesRead{Offset: 15, Data: stdout[15:]})
+	}))
+	defer agent.Close()
+	srv := serve(t, Options{Sandbox: func(_ context.Context, id string) (Sandbox, error) {
+		if id != "1" {
+			return Sandbox{}, errors.New("unknown executor")
+		}
+		return Sandbox{AgentURL: agent.URL, Dir: "/work/slaves/a1/frameworks/f1/executors/1/runs/latest"}, nil
+	}})
+	_, body := get(t, srv, "/executors/logs/?id=1&file=stdout")
+	if !strings.Contains(body, "last line &lt;b&gt;") || !strings.Contains(body, "last 64.0 KiB of 64.0 KiB") {
+		t.Fatalf("logs page:\n%s", body[max(0, len(body)-600):])
+	}
+	if code, body := get(t, srv, "/executors/logs/?id=1&file=stderr"); code != http.StatusBadGateway || !strings.Contains(body, "404") {
+		t.Fatalf("missing stderr: %d %s", code, body)
+	}
+	if code, _ := get(t, srv, "/executors/logs/?id=1&file=../etc/passwd"); code != http.StatusBadRequest {
+		t.Fatalf("file outside the two logs: %d", code)
+	}
+	_, body = get(t, srv, "/executors/")
+	if !strings.Contains(body, "executors/logs/?id=1&amp;file=stderr") {
+		t.Fatalf("executors page has no log links:\n%s", body)
+	}
+	var xs []struct {
+		ExecutorLogs map[string]string `json:"executorLogs"`
+	}
+	_, body = get(t, srv, "/api/v1/applications/app-1/executors")
+	if err := json.Unmarshal([]byte(body), &xs); err != nil || !strings.HasSuffix(xs[0].ExecutorLogs["stdout"], "/executors/logs/?id=1&file=stdout") {
+		t.Fatalf("executorLogs = %+v (%v)", xs, err)
+	}
+}

@@ -1,0 +1,54 @@
+// Package contract is the driver↔executor contract beyond the wire
+// messages of proto/flintpb: the roles a Flint binary is started in, the
+// environment variables backends set for executors, the Mesos labels and
+// paths executors answer on, and the limits both sides hold to. Backends
+// (coarse, fine) and executors (executor/coarse, executor/fine) both import
+// it, so that backends need no executor package for these names and no
+// name is retyped as a literal.
+package contract
+
+// EnvRole names the role a binary was started in by an agent; unset (or
+// empty) it is a driver.
+const EnvRole = "FLINT_ROLE"
+
+// Roles: EnvRole values that make a Flint binary an executor (the root
+// package registers their Main functions under them).
+const (
+	RoleCoarse = "coarse-executor" // a coarse-grained executor (executor/coarse)
+	RoleFine   = "fine-executor"   // a fine-grained Mesos executor (executor/fine)
+)
+
+// Environment variables a backend sets for an executor besides the agent's
+// MESOS_* ones. Both modes set EnvRole, EnvUser and the log settings; the
+// others are the coarse executor's.
+const (
+	EnvUser       = "FLINT_USER" // the user tasks run as (flint.mesos.user)
+	EnvLogLevel   = "FLINT_LOG_LEVEL"
+	EnvLogFormat  = "FLINT_LOG_FORMAT"
+	EnvDriverURL  = "FLINT_DRIVER_URL"
+	EnvExecutorID = "FLINT_EXECUTOR_ID"
+	EnvCores      = "FLINT_EXECUTOR_CORES"
+	EnvToken      = "FLINT_EXECUTOR_TOKEN"
+	EnvDriverCert = "FLINT_DRIVER_CERT_SHA256"
+	EnvHost       = "FLINT_EXECUTOR_HOST"
+	EnvAgentID    = "FLINT_AGENT_ID"
+	EnvTimeout    = "FLINT_NETWORK_TIMEOUT"
+)
+
+// LabelResults is the TaskStatus label holding the base URL of a fine
+// executor's result server on updates whose result the executor kept.
+const LabelResults = "flint.results"
+
+// LabelResultsPin is the TaskStatus label holding the SHA-256 of the result
+// server's self-signed certificate when it serves TLS; the driver accepts
+// only that certificate (framework/tlspin).
+const LabelResultsPin = "flint.results.sha256"
+
+// ResultPath is a fine executor's result server's path prefix; a block is
+// at ResultPath + block id.
+const ResultPath = "/v1/results/"
+
+// MaxInlineResult caps the result a fine executor sends inside a status
+// update: the update travels agent → master → driver in one RecordIO
+// record of the scheduler stream, which mesos-go limits to 4 MiB.
+const MaxInlineResult = 2 << 20

@@ -1,0 +1,47 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/flint-mesos/flint/proto/flintpb"
+)
+
+// SettingsVersion is the flintpb.ExecutorSettings version this build's
+// drivers send and its executors accept.
+const SettingsVersion = 2
+
+// EncodeSettings stamps s with SettingsVersion and serializes it for a
+// fine executor's ExecutorInfo.data.
+func EncodeSettings(s *flintpb.ExecutorSettings) ([]byte, error) {
+	s.Version = SettingsVersion
+	data, err := s.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("contract: encode executor settings: %w", err)
+	}
+	return data, nil
+}
+
+// DecodeSettings parses what EncodeSettings wrote and checks its version.
+func DecodeSettings(data []byte) (*flintpb.ExecutorSettings, error) {
+	if len(data) == 0 {
+		return nil, errors.New("contract: no executor settings: this executor must be started by a Flint driver")
+	}
+	s := &flintpb.ExecutorSettings{}
+	if err := s.Unmarshal(data); err != nil {
+		return nil, fmt.Errorf("contract: executor settings: %w", err)
+	}
+	return s, CheckVersion(s)
+}
+
+// CheckVersion fails unless s is a SettingsVersion message (a nil s is
+// missing: the driver's binary predates typed settings).
+func CheckVersion(s *flintpb.ExecutorSettings) error {
+	if s == nil {
+		return errors.New("contract: the driver sent no executor settings (driver and executor binaries differ)")
+	}
+	if s.Version != SettingsVersion {
+		return fmt.Errorf("contract: executor settings version %d, this executor understands %d (driver and executor binaries differ)", s.Version, SettingsVersion)
+	}
+	return nil
+}

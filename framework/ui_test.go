@@ -342,7 +342,11 @@ func TestMetricsScrapedAndParsed(t *testing.T) {
 	if _, err := fc.RunJob(context.Background(), &framework.Job{Name: "cursed", Tasks: tasksOf(t, fail, []int{1})}); err == nil {
 		t.Fatal("the failing job succeeded")
 	}
-	waitJobs(t, fc, 2)
+	// The metrics are a listener of their own: wait until it has seen
+	// both jobs end, not just the UI store.
+	if err := fc.FlushEvents(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	req, _ := http.NewRequest(http.MethodGet, fc.UIURL()+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+webui.TokenFor(uiSecret))
 	resp, err := http.DefaultClient.Do(req)

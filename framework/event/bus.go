@@ -1,6 +1,8 @@
 package event
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -24,6 +26,19 @@ type Bus struct {
 type subscription struct {
 	l  Listener
 	ch chan Event
+
+	posted int64 // events queued for l; guarded by Bus.mu
+
+	mu      sync.Mutex
+	handled int64 // events l has returned from
+	waiters []flushWaiter
+}
+
+// flushWaiter is a Flush call waiting for a listener to have handled its
+// first target events.
+type flushWaiter struct {
+	target int64
+	done   chan struct{}
 }
 
 // NewBus returns a bus whose listeners each get a queue of queueSize events
@@ -51,6 +66,7 @@ func (b *Bus) AddListener(l Listener) {
 		defer b.wg.Done()
 		for e := range s.ch {
 			s.l.OnEvent(e)
+			s.markHandled()
 		}
 	}()
 }
@@ -66,6 +82,7 @@ func (b *Bus) Post(e Event) {
 	for _, s := range b.subs {
 		select {
 		case s.ch <- e:
+			s.posted++
 		default:
 			b.dropped.Add(1)
 		}
@@ -96,4 +113,56 @@ func (b *Bus) Close() {
 	}
 	b.mu.Unlock()
 	b.wg.Wait()
+}
+
+// Flush waits until every listener has handled every event posted before the
+// call (Spark's LiveListenerBus.waitUntilEmpty). Events posted meanwhile are
+// not waited for. After Close it returns at once: Close delivers everything.
+func (b *Bus) Flush(ctx context.Context) error {
+	var dones []chan struct{}
+	b.mu.Lock()
+	for _, s := range b.subs {
+		if d := s.waitFor(s.posted); d != nil {
+			dones = append(dones, d)
+		}
+	}
+	b.mu.Unlock()
+	for _, d := range dones {
+		select {
+		case <-d:
+		case <-ctx.Done():
+			return fmt.Errorf("event bus: flushing listeners: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// waitFor returns a channel closed once the listener has handled target
+// events, or nil if it already has.
+func (s *subscription) waitFor(target int64) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handled >= target {
+		return nil
+	}
+	d := make(chan struct{})
+	s.waiters = append(s.waiters, flushWaiter{target: target, done: d})
+	return d
+}
+
+// markHandled counts one handled event and releases the Flush calls it
+// satisfies.
+func (s *subscription) markHandled() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handled++
+	kept := s.waiters[:0]
+	for _, w := range s.waiters {
+		if s.handled >= w.target {
+			close(w.done)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	s.waiters = kept
 }

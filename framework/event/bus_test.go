@@ -1,6 +1,8 @@
 package event
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -82,5 +84,63 @@ func TestBusListening(t *testing.T) {
 	b.AddListener(ListenerFunc(func(Event) {}))
 	if b.Listening() {
 		t.Fatal("Listening() after AddListener on a closed bus")
+	}
+}
+
+func TestBusFlushWaitsForEveryListener(t *testing.T) {
+	b := NewBus(0)
+	defer b.Close()
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var fast, slow []int64
+	b.AddListener(ListenerFunc(func(e Event) {
+		mu.Lock()
+		fast = append(fast, e.(JobEnd).JobID)
+		mu.Unlock()
+	}))
+	b.AddListener(ListenerFunc(func(e Event) {
+		<-release
+		mu.Lock()
+		slow = append(slow, e.(JobEnd).JobID)
+		mu.Unlock()
+	}))
+	for i := int64(0); i < 3; i++ {
+		b.Post(JobEnd{JobID: i})
+	}
+	flushed := make(chan error, 1)
+	go func() { flushed <- b.Flush(context.Background()) }()
+	// A Flush with a deadline already past returns the context's error
+	// while the slow listener still holds its events.
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.Flush(expired); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Flush with a cancelled context = %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-flushed:
+		t.Fatalf("Flush returned %v before the slow listener handled its events", err)
+	default:
+	}
+	close(release)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(fast) != 3 || len(slow) != 3 {
+		t.Fatalf("after Flush the listeners had handled %d and %d events, want 3 and 3", len(fast), len(slow))
+	}
+}
+
+func TestBusFlushWithNothingQueuedOrAfterClose(t *testing.T) {
+	b := NewBus(0)
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush with no listener: %v", err)
+	}
+	b.AddListener(ListenerFunc(func(Event) {}))
+	b.Post(JobStart{})
+	b.Close()
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush after Close: %v", err)
 	}
 }

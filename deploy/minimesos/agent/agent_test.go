@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -281,5 +282,42 @@ func TestCustomExecutorJSONAndForeignTask(t *testing.T) {
 	}
 	if len(m.states("not-mine")) != 0 {
 		t.Fatal("update for a foreign task reached the master")
+	}
+}
+
+// TestExecutorDisconnectIsNotAShutdown: as in Mesos, an executor of a
+// framework without checkpointing that drops its subscription is left to
+// exit on its own; when its process ends, its tasks fail with
+// REASON_EXECUTOR_TERMINATED. (An agent that shut the executor down on the
+// disconnect made them TASK_LOST, racing the process's exit.)
+func TestExecutorDisconnectIsNotAShutdown(t *testing.T) {
+	m := newFakeMaster()
+	ta := startAgent(t, m, fastConfig(t, t.TempDir()))
+	fw := fwInfo("fw", false)
+	runTask(t, ta, fw, executorTask("h1", "hangup", executorInfo("hung")))
+	m.waitState(t, "h1", mesos.TASK_RUNNING)
+	var pid int
+	waitfor.True(t, 10*time.Second, "the agent to see the executor's subscription close", func() bool {
+		ta.mu.Lock()
+		defer ta.mu.Unlock()
+		ex := ta.frameworks["fw"].executors["hung"]
+		if ex.sub != nil || ex.proc == nil {
+			return false
+		}
+		if ex.state != exRunning {
+			t.Fatalf("after the disconnect the executor is in state %d, want running", ex.state)
+		}
+		pid = ex.proc.Pid()
+		return true
+	})
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st := m.waitState(t, "h1", mesos.TASK_FAILED)
+	if st.GetReason() != mesos.REASON_EXECUTOR_TERMINATED || st.GetSource() != mesos.SOURCE_AGENT || st.GetMessage() != "Executor terminated" {
+		t.Fatalf("update after the executor died: %v %v %q", st.GetReason(), st.GetSource(), st.GetMessage())
+	}
+	if e := m.waitExited(t, "hung"); e.Status != 9 {
+		t.Fatalf("executor exit status %d, want 9 (SIGKILL)", e.Status)
 	}
 }

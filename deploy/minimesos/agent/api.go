@@ -283,8 +283,11 @@ func (a *Agent) subscribe(w http.ResponseWriter, r *http.Request, _ mesoshttp.Me
 	}
 }
 
-// disconnected forgets a broken stream; a checkpointing framework's
-// executor may re-subscribe, any other is shut down (Mesos semantics).
+// disconnected forgets a broken stream. As in Mesos, the agent does not act
+// on it: an executor of a framework without checkpointing is expected to
+// exit on its own when it loses its subscription (docs/executor-http-api.md,
+// "Disconnections"), and its tasks end with its process — TASK_FAILED,
+// REASON_EXECUTOR_TERMINATED — not TASK_LOST as a shutdown would make them.
 func (a *Agent) disconnected(ex *execRun, sub *subscription) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -293,8 +296,5 @@ func (a *Agent) disconnected(ex *execRun, sub *subscription) {
 	}
 	sub.close()
 	ex.sub = nil
-	if !ex.fw.info.GetCheckpoint() && ex.state == exRunning && !a.closed {
-		a.log.WithField("executor", ex.info.ExecutorID.Value).Info("agent: executor of a non-checkpointing framework disconnected; shutting it down")
-		a.shutdownExecutorLocked(ex)
-	}
+	a.log.WithField("executor", ex.info.ExecutorID.Value).Debug("agent: executor's subscription closed")
 }

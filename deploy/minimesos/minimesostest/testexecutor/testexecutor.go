@@ -12,7 +12,9 @@
 //   - "foreign" sends RUNNING, then an update for a task it does not own
 //     ("not-mine", neither tracked nor resent), records the agent's answer
 //     ("accepted" or the error) in the sandbox file "foreign", then sends
-//     FINISHED.
+//     FINISHED;
+//   - "hangup" sends RUNNING, then closes its subscription and stays alive,
+//     never subscribing again (a hung executor), until it is killed.
 //
 // Any other data sends RUNNING only. Task groups (LAUNCH_GROUP) are run
 // task by task the same way. Updates of one executor go out one at a time
@@ -59,6 +61,8 @@ type state struct {
 	unacked map[string]executor.Call_Update
 	tasks   map[mesos.TaskID]mesos.TaskInfo
 	states  map[mesos.TaskID]mesos.TaskState
+
+	hangup chan struct{} // closed by a "hangup" task once its RUNNING is sent
 }
 
 // Env is the environment variable that makes a test binary the executor:
@@ -102,6 +106,7 @@ func run() {
 		unacked: map[string]executor.Call_Update{},
 		tasks:   map[mesos.TaskID]mesos.TaskInfo{},
 		states:  map[mesos.TaskID]mesos.TaskState{},
+		hangup:  make(chan struct{}),
 	}
 	subscriber := calls.SenderWith(httpexec.NewSender(cli.Send, httpcli.Close(true)), opts...)
 	disconnected := time.Now()
@@ -118,11 +123,26 @@ func run() {
 		s.mu.Unlock()
 		resp, err := subscriber.Send(context.Background(), calls.NonStreaming(calls.Subscribe(ts, ups)))
 		if err == nil {
+			stop := make(chan struct{})
+			go func() {
+				select {
+				case <-s.hangup:
+					resp.Close()
+				case <-stop:
+				}
+			}()
 			err = loop(s, resp)
+			close(stop)
 			resp.Close()
 			disconnected = time.Now()
 		}
 		log.Println("disconnected:", err)
+		select {
+		case <-s.hangup:
+			log.Println("hung up; waiting to be killed")
+			select {}
+		default:
+		}
 		if !cfg.Checkpoint || time.Since(disconnected) > cfg.RecoveryTimeout {
 			return
 		}
@@ -181,6 +201,8 @@ func launch(s *state, t mesos.TaskInfo) {
 			update(s, t.TaskID, mesos.TASK_FINISHED)
 		case "fail":
 			update(s, t.TaskID, mesos.TASK_FAILED)
+		case "hangup":
+			close(s.hangup)
 		case "foreign":
 			answer := "accepted"
 			if err := foreign(s); err != nil {

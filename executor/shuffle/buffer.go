@@ -7,25 +7,28 @@ import (
 	"slices"
 )
 
-// buffer holds a task's records in memory: their bytes in fixed-size
-// chunks (no copying on growth), and one 32-byte item per record in its
-// partition's list of blocks — the partition order is the lists' order, so
-// there is no partition sort. An item holds the first 16 key bytes and
-// where the record is, so the sort compares items without touching the
-// chunks (Spark's key-prefix sort), and streaming reads each record from
-// its chunk once.
+// buffer holds a task's records in memory: each partition's bytes in its
+// own chunks (no copying on growth), and one 32-byte item per record in
+// its partition's list of blocks — the partition order is the lists'
+// order, so there is no partition sort. An item holds the first 16 key
+// bytes and where the record is, so the sort compares items without
+// touching the chunks (Spark's key-prefix sort), and streaming reads each
+// record from its chunk once. Keeping a partition's bytes together is what
+// makes streaming cheap: a sorted partition is gathered from a few MiB
+// that fit the caches instead of from random places in the whole buffer,
+// and an unsorted one is read sequentially.
 //
-// Blocks grow geometrically per partition (16 items up to blockItems) and
-// are never reallocated, so every byte charged to the task's grant is
-// live: no old list waits for the collector. A sorted partition is
-// gathered into one scratch array, sorted there and streamed from it;
-// partitions are streamed one after another, so the scratch is sized for
-// the largest partition, and charged as partitions grow.
+// Blocks and chunks grow geometrically per partition (16 items up to
+// blockItems; 1 KiB up to the chunk size) and are never reallocated, so
+// every byte charged to the task's grant is live: no old list waits for
+// the collector. A sorted partition is gathered into one scratch array,
+// sorted there and streamed from it; partitions are streamed one after
+// another, so the scratch is sized for the largest partition, and charged
+// as partitions grow.
 type buffer struct {
-	chunkSize int
-	chunks    [][]byte
-	cur       int        // the chunk being filled
+	chunkSize int        // the largest chunk (but for a larger record)
 	parts     []itemList // by partition
+	chunks    [][]byte   // the chunks of the partition being sorted
 	records   int        // records held
 	bytes     int64      // record bytes held
 	order     Order      // set by sort: partitions are sorted as streamed
@@ -34,13 +37,16 @@ type buffer struct {
 	reserved  int        // items of scratch charged to the grant
 }
 
-// itemList is one partition's items: blocks[:used] hold them, every block
-// before the last full; blocks beyond are kept empty for reuse after a
-// spill.
+// itemList is one partition's items and record bytes: blocks[:used] hold
+// the items, every block before the last full; blocks beyond are kept
+// empty for reuse after a spill. The records' bytes are in chunks, filled
+// from cur on; chunks are kept for reuse after a spill too.
 type itemList struct {
 	blocks [][]item
 	used   int // blocks in use
 	n      int // items
+	chunks [][]byte
+	cur    int // the chunk being filled
 }
 
 type item struct {
@@ -52,6 +58,7 @@ type item struct {
 const (
 	itemSize   = 32
 	blockItems = 4096 // 128 KiB, the largest block
+	firstChunk = 1 << 10
 )
 
 // nextBlock is the capacity of a partition's next block.
@@ -85,7 +92,30 @@ func (l *itemList) reset() {
 	for i := range l.blocks[:l.used] {
 		l.blocks[i] = l.blocks[i][:0]
 	}
-	l.used, l.n = 0, 0
+	for i := range l.chunks {
+		l.chunks[i] = l.chunks[i][:0]
+	}
+	l.used, l.n, l.cur = 0, 0, 0
+}
+
+// chunkFor returns the index of the chunk that takes n more bytes,
+// reusing kept chunks, or -1 when a new chunk is needed.
+func (l *itemList) chunkFor(n int) int {
+	for i := l.cur; i < len(l.chunks); i++ {
+		if len(l.chunks[i])+n <= cap(l.chunks[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// nextChunk is the capacity of a new chunk for a record of n bytes.
+func (l *itemList) nextChunk(n, largest int) int {
+	size := min(firstChunk, largest)
+	if k := len(l.chunks); k > 0 {
+		size = min(2*cap(l.chunks[k-1]), largest)
+	}
+	return max(n, size)
 }
 
 func prefixOf(key []byte) uint64 {
@@ -108,17 +138,6 @@ func newBuffer(chunkSize, parts int, sorted bool) buffer {
 	return buffer{chunkSize: chunkSize, parts: make([]itemList, parts), sorted: sorted}
 }
 
-// chunkFor returns the index of the chunk that takes n more bytes,
-// reusing kept chunks, or -1 when a new chunk is needed.
-func (b *buffer) chunkFor(n int) int {
-	for i := b.cur; i < len(b.chunks); i++ {
-		if len(b.chunks[i])+n <= cap(b.chunks[i]) {
-			return i
-		}
-	}
-	return -1
-}
-
 // need is the memory adding n bytes to partition part would take beyond
 // what is held.
 func (b *buffer) need(part, n int) int64 {
@@ -131,27 +150,27 @@ func (b *buffer) need(part, n int) int64 {
 		// the sort's scratch must hold this partition too
 		extra += blockItems * itemSize
 	}
-	if b.chunkFor(n) < 0 {
-		extra += int64(max(n, b.chunkSize))
+	if l.chunkFor(n) < 0 {
+		extra += int64(l.nextChunk(n, b.chunkSize))
 	}
 	return extra
 }
 
 func (b *buffer) add(part int, key, value []byte) {
 	n := len(key) + len(value)
-	ci := b.cur
-	if ci >= len(b.chunks) || len(b.chunks[ci])+n > cap(b.chunks[ci]) {
-		if ci = b.chunkFor(n); ci < 0 {
-			b.chunks = append(b.chunks, make([]byte, 0, max(n, b.chunkSize)))
-			ci = len(b.chunks) - 1
+	l := &b.parts[part]
+	ci := l.cur
+	if ci >= len(l.chunks) || len(l.chunks[ci])+n > cap(l.chunks[ci]) {
+		if ci = l.chunkFor(n); ci < 0 {
+			l.chunks = append(l.chunks, make([]byte, 0, l.nextChunk(n, b.chunkSize)))
+			ci = len(l.chunks) - 1
 		}
-		b.cur = ci
+		l.cur = ci
 	}
-	c := b.chunks[ci]
+	c := l.chunks[ci]
 	off := len(c)
 	c = append(c, key...)
-	b.chunks[ci] = append(c, value...)
-	l := &b.parts[part]
+	l.chunks[ci] = append(c, value...)
 	if b.sorted && l.n >= b.reserved {
 		b.reserved += blockItems // charged by need
 	}
@@ -293,10 +312,7 @@ func (b *buffer) reset() {
 	for p := range b.parts {
 		b.parts[p].reset()
 	}
-	for i := range b.chunks {
-		b.chunks[i] = b.chunks[i][:0]
-	}
-	b.cur, b.records, b.bytes = 0, 0, 0
+	b.chunks, b.records, b.bytes = nil, 0, 0
 	b.order = Order{}
 }
 
@@ -304,11 +320,11 @@ func (b *buffer) reset() {
 // The stream of a sorted partition is valid until the next call.
 func (b *buffer) stream(p int) Stream {
 	if p >= len(b.parts) {
-		return &bufferStream{b: b}
+		return &bufferStream{}
 	}
 	l := &b.parts[p]
 	if !b.order.Sorted() || l.n <= 1 {
-		return &bufferStream{b: b, blocks: l.blocks[:l.used]}
+		return &bufferStream{chunks: l.chunks, blocks: l.blocks[:l.used]}
 	}
 	if cap(b.scratch) < l.n {
 		b.scratch = make([]item, 0, max(l.n, b.reserved)) // charged as reserved grew
@@ -317,12 +333,13 @@ func (b *buffer) stream(p int) Stream {
 	for _, blk := range l.blocks[:l.used] {
 		a = append(a, blk...)
 	}
+	b.chunks = l.chunks
 	b.sortItems(a)
-	return &bufferStream{b: b, items: a}
+	return &bufferStream{chunks: l.chunks, items: a}
 }
 
 type bufferStream struct {
-	b      *buffer
+	chunks [][]byte // the partition's
 	items  []item
 	blocks [][]item // the blocks after items
 }
@@ -336,6 +353,6 @@ func (s *bufferStream) Next() ([]byte, []byte, error) {
 	}
 	it := &s.items[0]
 	s.items = s.items[1:]
-	c := s.b.chunks[it.chunk][it.off:]
+	c := s.chunks[it.chunk][it.off:]
 	return c[:it.klen:it.klen], c[it.klen : it.klen+it.vlen], nil
 }

@@ -22,8 +22,9 @@ type Config struct {
 	Compression shuffleblock.Compression
 	FrameSize   int    // 0: shuffleblock.DefaultFrameSize
 	Memory      *Grant // the task's share of the executor's shuffle memory
-	// ChunkSize is the unit the buffer grows by; 0 means 1 MiB, or an
-	// eighth of the pool for small pools.
+	// ChunkSize is the largest unit a partition's record bytes grow by
+	// (from 1 KiB, doubling); 0 means 64 KiB, or an eighth of the pool for
+	// small pools.
 	ChunkSize int
 	// Clock times the task's write; nil means time.Now.
 	Clock func() time.Time
@@ -77,7 +78,7 @@ func NewWriter(cfg Config) (*Writer, error) {
 		return nil, errors.New("shuffle: map-side combine needs a sorted order")
 	}
 	if cfg.ChunkSize <= 0 {
-		cfg.ChunkSize = int(min(1<<20, max(cfg.Memory.pool.total/8, 4<<10)))
+		cfg.ChunkSize = int(min(64<<10, max(cfg.Memory.pool.total/8, 4<<10)))
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now

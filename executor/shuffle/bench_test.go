@@ -223,8 +223,9 @@ func benchMerge(b *testing.B, streams, per int) {
 // BenchmarkWriterSort64MiB is a map task of the embedded shuffle
 // benchmark: 64 MiB of 100-byte records with random 10-byte keys into 32
 // partitions, sorted, s2 frames, committed, with memory to spare (no
-// spill). Records lie in the buffer in arrival order, so writing them in
-// key order gathers them from all over 64 MiB.
+// spill). Records lie in their partition's chunks in arrival order, so
+// writing them in key order gathers them from all over the partition's
+// 2 MiB.
 func BenchmarkWriterSort64MiB(b *testing.B) {
 	const total, parts = 64 << 20, 32
 	s := openStore(b)

@@ -335,11 +335,17 @@ func (b *buffer) stream(p int) Stream {
 	}
 	b.chunks = l.chunks
 	b.sortItems(a)
-	return &bufferStream{chunks: l.chunks, items: a}
+	return &bufferStream{chunks: l.chunks, items: a, gather: true}
 }
+
+// gatherAhead is how many records ahead of the one returned a sorted
+// stream prefetches: enough misses in flight to cover a cache miss at the
+// cost of a record's copy.
+const gatherAhead = 16
 
 type bufferStream struct {
 	chunks [][]byte // the partition's
+	gather bool     // items are in key order, not in the chunks' order
 	items  []item
 	blocks [][]item // the blocks after items
 }
@@ -350,6 +356,12 @@ func (s *bufferStream) Next() ([]byte, []byte, error) {
 			return nil, nil, io.EOF
 		}
 		s.items, s.blocks = s.blocks[0], s.blocks[1:]
+	}
+	if s.gather && len(s.items) > gatherAhead {
+		ahead := &s.items[gatherAhead]
+		if c := s.chunks[ahead.chunk]; int(ahead.off) < len(c) {
+			prefetch(&c[ahead.off])
+		}
 	}
 	it := &s.items[0]
 	s.items = s.items[1:]

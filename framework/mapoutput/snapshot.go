@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/flint-mesos/flint/internal/varenc"
 )
 
 // ErrBadSnapshot is returned for an encoded snapshot that cannot be decoded.
@@ -150,124 +152,48 @@ func (s *Snapshot) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes MarshalBinary's output; malformed input is an
 // ErrBadSnapshot and leaves s unchanged.
 func (s *Snapshot) UnmarshalBinary(data []byte) error {
-	d := decoder{b: data}
-	if v := d.byte(); v != snapshotVersion && d.err == nil {
+	d := varenc.NewDecoder(data, ErrBadSnapshot)
+	if v := d.Byte(); v != snapshotVersion && d.Err() == nil {
 		return fmt.Errorf("%w: version %d, want %d", ErrBadSnapshot, v, snapshotVersion)
 	}
 	var out Snapshot
-	out.ShuffleID = int(d.varint())
-	out.Epoch = d.varint()
-	out.NumReduces = d.count(1 << 31)
-	nlocs := d.count(len(data)) // every location takes at least 3 bytes
+	out.ShuffleID = int(d.Varint())
+	out.Epoch = d.Varint()
+	out.NumReduces = d.Count(1 << 31)
+	nlocs := d.Count(len(data)) // every location takes at least 3 bytes
 	for range nlocs {
-		if d.err != nil {
+		if d.Err() != nil {
 			break
 		}
-		out.Locations = append(out.Locations, Location{ExecutorID: d.str(), Host: d.str(), Address: d.str()})
+		out.Locations = append(out.Locations, Location{ExecutorID: d.Str(), Host: d.Str(), Address: d.Str()})
 	}
-	nmaps := d.count(len(data))
-	if d.err == nil {
+	nmaps := d.Count(len(data))
+	if d.Err() == nil {
 		out.outputs = make([]output, 0, nmaps)
 	}
 	for range nmaps {
-		if d.err != nil {
+		if d.Err() != nil {
 			break
 		}
-		loc := int64(d.uvarint()) - 1
+		loc := int64(d.Uvarint()) - 1
 		if loc >= int64(nlocs) || loc < -1 {
-			d.fail("location %d of %d", loc, nlocs)
+			d.Fail("location %d of %d", loc, nlocs)
 			break
 		}
 		if loc < 0 {
 			out.outputs = append(out.outputs, output{loc: -1})
 			continue
 		}
-		o := output{loc: int32(loc), taskID: d.uvarint()}
-		o.sizes = d.bytes()
-		if d.err == nil && !validEncoding(o.sizes, out.NumReduces) {
-			d.fail("map %d: sizes do not fit %d reducers", len(out.outputs), out.NumReduces)
+		o := output{loc: int32(loc), taskID: d.Uvarint()}
+		o.sizes = d.Bytes()
+		if d.Err() == nil && !validEncoding(o.sizes, out.NumReduces) {
+			d.Fail("map %d: sizes do not fit %d reducers", len(out.outputs), out.NumReduces)
 		}
 		out.outputs = append(out.outputs, o)
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.fail("%d trailing bytes", len(d.b))
-	}
-	if d.err != nil {
-		return d.err
+	if err := d.Done(); err != nil {
+		return err
 	}
 	*s = out
 	return nil
 }
-
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail(format string, a ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s", ErrBadSnapshot, fmt.Sprintf(format, a...))
-	}
-}
-
-func (d *decoder) byte() byte {
-	if d.err != nil || len(d.b) == 0 {
-		d.fail("truncated")
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// count reads a length that must not exceed limit.
-func (d *decoder) count(limit int) int {
-	v := d.uvarint()
-	if v > uint64(limit) {
-		d.fail("count %d over %d", v, limit)
-		return 0
-	}
-	return int(v)
-}
-
-func (d *decoder) bytes() []byte {
-	v := d.uvarint()
-	if d.err == nil && v > uint64(len(d.b)) {
-		d.fail("length %d over the %d bytes left", v, len(d.b))
-	}
-	if d.err != nil {
-		return nil
-	}
-	n := int(v)
-	out := append([]byte(nil), d.b[:n]...)
-	d.b = d.b[n:]
-	return out
-}
-
-func (d *decoder) str() string { return string(d.bytes()) }

@@ -2,11 +2,11 @@ package stagetask
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"github.com/flint-mesos/flint/framework/mapoutput"
+	"github.com/flint-mesos/flint/internal/varenc"
 )
 
 // Kind says what a task does with its pipeline's output.
@@ -120,68 +120,68 @@ const version = 3
 // MarshalBinary encodes the task.
 func (t *Task) MarshalBinary() ([]byte, error) {
 	var e enc
-	e.b = append(e.b, version, byte(t.Kind))
-	e.str(t.Job)
-	e.bytes(t.Args)
-	e.str(t.Node)
+	e.B = append(e.B, version, byte(t.Kind))
+	e.Str(t.Job)
+	e.Bytes(t.Args)
+	e.Str(t.Node)
 	for _, v := range []int64{int64(t.Partition), t.JobID, int64(t.StageID), int64(t.StageAttempt), t.Epoch, int64(t.ShuffleID), int64(t.NumReduces)} {
-		e.varint(v)
+		e.Varint(v)
 	}
-	e.uvarint(t.Attempt)
+	e.Uvarint(t.Attempt)
 	e.location(t.Executor)
-	e.uvarint(uint64(len(t.Reads)))
+	e.Uvarint(uint64(len(t.Reads)))
 	for _, r := range t.Reads {
-		e.varint(int64(r.ShuffleID))
-		e.varint(int64(r.Reduce))
+		e.Varint(int64(r.ShuffleID))
+		e.Varint(int64(r.Reduce))
 		e.failure(r.Missing)
-		e.uvarint(uint64(len(r.Groups)))
+		e.Uvarint(uint64(len(r.Groups)))
 		for _, g := range r.Groups {
 			e.location(g.Location)
-			e.uvarint(uint64(len(g.Blocks)))
+			e.Uvarint(uint64(len(g.Blocks)))
 			for _, b := range g.Blocks {
-				e.varint(int64(b.MapIndex))
-				e.varint(int64(b.ReduceIndex))
-				e.uvarint(b.Size)
+				e.Varint(int64(b.MapIndex))
+				e.Varint(int64(b.ReduceIndex))
+				e.Uvarint(b.Size)
 			}
 		}
 	}
-	return e.b, nil
+	return e.B, nil
 }
 
 // UnmarshalBinary decodes MarshalBinary's output; bad input is an
 // ErrBadEncoding and leaves t unchanged.
 func (t *Task) UnmarshalBinary(data []byte) error {
-	d := dec{b: data}
-	if v := d.byte(); v != version && d.err == nil {
+	d := dec{varenc.NewDecoder(data, ErrBadEncoding)}
+	if v := d.Byte(); v != version && d.Err() == nil {
 		return fmt.Errorf("%w: task version %d, want %d", ErrBadEncoding, v, version)
 	}
 	var out Task
-	out.Kind = Kind(d.byte())
-	out.Job, out.Args, out.Node = d.str(), d.bytes(), d.str()
-	out.Partition, out.JobID = d.int(), d.varint()
-	out.StageID, out.StageAttempt = d.int(), d.int()
-	out.Epoch = d.varint()
-	out.ShuffleID, out.NumReduces = d.int(), d.int()
-	out.Attempt = d.uvarint()
+	out.Kind = Kind(d.Byte())
+	out.Job, out.Args, out.Node = d.Str(), d.Bytes(), d.Str()
+	out.Partition, out.JobID = d.Int32(), d.Varint()
+	out.StageID, out.StageAttempt = d.Int32(), d.Int32()
+	out.Epoch = d.Varint()
+	out.ShuffleID, out.NumReduces = d.Int32(), d.Int32()
+	out.Attempt = d.Uvarint()
 	out.Executor = d.location()
-	n := d.count()
+	n := d.Length()
 	for range n {
-		if d.err != nil {
+		if d.Err() != nil {
 			break
 		}
-		r := Read{ShuffleID: d.int(), Reduce: d.int(), Missing: d.failure()}
-		groups := d.count()
+		r := Read{ShuffleID: d.Int32(), Reduce: d.Int32(), Missing: d.failure()}
+		groups := d.Length()
 		for range groups {
-			if d.err != nil {
+			if d.Err() != nil {
 				break
 			}
 			g := mapoutput.FetchGroup{Location: d.location()}
-			blocks := d.count()
+			blocks := d.Length()
 			for range blocks {
-				if d.err != nil {
+				if d.Err() != nil {
 					break
 				}
-				b := mapoutput.Block{MapIndex: d.int(), ReduceIndex: d.int(), Size: d.uvarint()}
+				b := mapoutput.Block{MapIndex: d.Int32(), ReduceIndex: d.Int32(), Size: d.Uvarint()}
 				g.Blocks = append(g.Blocks, b)
 				g.Bytes += b.Size
 			}
@@ -190,9 +190,9 @@ func (t *Task) UnmarshalBinary(data []byte) error {
 		out.Reads = append(out.Reads, r)
 	}
 	if out.Kind > Result {
-		d.fail("kind %d", out.Kind)
+		d.Fail("kind %d", out.Kind)
 	}
-	if err := d.done(); err != nil {
+	if err := d.Done(); err != nil {
 		return err
 	}
 	*t = out
@@ -202,183 +202,91 @@ func (t *Task) UnmarshalBinary(data []byte) error {
 // MarshalBinary encodes the output.
 func (o *Output) MarshalBinary() ([]byte, error) {
 	var e enc
-	e.b = append(e.b, version)
+	e.B = append(e.B, version)
 	e.failure(o.FetchFailure)
-	e.uvarint(uint64(len(o.Sizes)))
+	e.Uvarint(uint64(len(o.Sizes)))
 	for _, s := range o.Sizes {
-		e.uvarint(s)
+		e.Uvarint(s)
 	}
-	e.bytes(o.Value)
+	e.Bytes(o.Value)
 	e.location(o.Location)
-	e.uvarint(uint64(len(o.Cached)))
+	e.Uvarint(uint64(len(o.Cached)))
 	for _, c := range o.Cached {
-		e.str(c.Node)
-		e.varint(int64(c.Partition))
+		e.Str(c.Node)
+		e.Varint(int64(c.Partition))
 	}
-	return e.b, nil
+	return e.B, nil
 }
 
 // UnmarshalBinary decodes MarshalBinary's output.
 func (o *Output) UnmarshalBinary(data []byte) error {
-	d := dec{b: data}
-	if v := d.byte(); v != version && d.err == nil {
+	d := dec{varenc.NewDecoder(data, ErrBadEncoding)}
+	if v := d.Byte(); v != version && d.Err() == nil {
 		return fmt.Errorf("%w: output version %d, want %d", ErrBadEncoding, v, version)
 	}
 	var out Output
 	out.FetchFailure = d.failure()
-	n := d.count()
+	n := d.Length()
 	for range n {
-		if d.err != nil {
+		if d.Err() != nil {
 			break
 		}
-		out.Sizes = append(out.Sizes, d.uvarint())
+		out.Sizes = append(out.Sizes, d.Uvarint())
 	}
-	out.Value = d.bytes()
+	out.Value = d.Bytes()
 	out.Location = d.location()
-	n = d.count()
+	n = d.Length()
 	for range n {
-		if d.err != nil {
+		if d.Err() != nil {
 			break
 		}
-		out.Cached = append(out.Cached, CachedPartition{Node: d.str(), Partition: d.int()})
+		out.Cached = append(out.Cached, CachedPartition{Node: d.Str(), Partition: d.Int32()})
 	}
-	if err := d.done(); err != nil {
+	if err := d.Done(); err != nil {
 		return err
 	}
 	*o = out
 	return nil
 }
 
-type enc struct{ b []byte }
+type enc struct{ varenc.Encoder }
 
-func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *enc) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
-func (e *enc) bytes(v []byte) {
-	e.uvarint(uint64(len(v)))
-	e.b = append(e.b, v...)
-}
-func (e *enc) str(s string) { e.bytes([]byte(s)) }
 func (e *enc) location(l mapoutput.Location) {
-	e.str(l.ExecutorID)
-	e.str(l.Host)
-	e.str(l.Address)
+	e.Str(l.ExecutorID)
+	e.Str(l.Host)
+	e.Str(l.Address)
 }
 func (e *enc) failure(f *mapoutput.FetchFailure) {
 	if f == nil {
-		e.b = append(e.b, 0)
+		e.B = append(e.B, 0)
 		return
 	}
-	e.b = append(e.b, 1)
-	e.varint(int64(f.ShuffleID))
-	e.varint(int64(f.MapIndex))
-	e.varint(int64(f.ReduceIndex))
+	e.B = append(e.B, 1)
+	e.Varint(int64(f.ShuffleID))
+	e.Varint(int64(f.MapIndex))
+	e.Varint(int64(f.ReduceIndex))
 	e.location(f.Location())
-	e.str(f.Message)
+	e.Str(f.Message)
 }
 
-type dec struct {
-	b   []byte
-	err error
-}
-
-func (d *dec) fail(format string, a ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s", ErrBadEncoding, fmt.Sprintf(format, a...))
-	}
-}
-
-func (d *dec) done() error {
-	if d.err == nil && len(d.b) > 0 {
-		d.fail("%d trailing bytes", len(d.b))
-	}
-	return d.err
-}
-
-func (d *dec) byte() byte {
-	if d.err != nil || len(d.b) == 0 {
-		d.fail("truncated")
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
-}
-
-func (d *dec) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *dec) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *dec) int() int {
-	v := d.varint()
-	if v != int64(int(v)) || v < -1<<31 || v > 1<<31-1 {
-		d.fail("integer %d out of range", v)
-		return 0
-	}
-	return int(v)
-}
-
-// count reads a length; every counted element takes at least one byte.
-func (d *dec) count() int {
-	v := d.uvarint()
-	if d.err == nil && v > uint64(len(d.b)) {
-		d.fail("count %d over the %d bytes left", v, len(d.b))
-	}
-	if d.err != nil {
-		return 0
-	}
-	return int(v)
-}
-
-func (d *dec) bytes() []byte {
-	n := d.count()
-	if d.err != nil {
-		return nil
-	}
-	v := append([]byte(nil), d.b[:n]...)
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *dec) str() string { return string(d.bytes()) }
+type dec struct{ *varenc.Decoder }
 
 func (d *dec) location() mapoutput.Location {
-	return mapoutput.Location{ExecutorID: d.str(), Host: d.str(), Address: d.str()}
+	return mapoutput.Location{ExecutorID: d.Str(), Host: d.Str(), Address: d.Str()}
 }
 
 func (d *dec) failure() *mapoutput.FetchFailure {
-	switch d.byte() {
+	switch d.Byte() {
 	case 0:
 		return nil
 	case 1:
 	default:
-		d.fail("bad fetch failure flag")
+		d.Fail("bad fetch failure flag")
 		return nil
 	}
-	f := &mapoutput.FetchFailure{ShuffleID: d.int(), MapIndex: d.int(), ReduceIndex: d.int()}
+	f := &mapoutput.FetchFailure{ShuffleID: d.Int32(), MapIndex: d.Int32(), ReduceIndex: d.Int32()}
 	l := d.location()
 	f.ExecutorID, f.Host, f.Address = l.ExecutorID, l.Host, l.Address
-	f.Message = d.str()
+	f.Message = d.Str()
 	return f
 }

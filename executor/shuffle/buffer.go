@@ -38,15 +38,21 @@ type buffer struct {
 }
 
 // itemList is one partition's items and record bytes: blocks[:used] hold
-// the items, every block before the last full; blocks beyond are kept
-// empty for reuse after a spill. The records' bytes are in chunks, filled
-// from cur on; chunks are kept for reuse after a spill too.
+// the items, every block before the last full, the last holding last;
+// blocks beyond are kept for reuse after a spill. The records' bytes are in
+// chunks, filled up to fill in chunks[cur], the chunks before cur as far as
+// they would take records, the chunks after it empty (kept for reuse after
+// a spill). Blocks and chunks are allocated at full length and filled by
+// index, so adding a record writes no pointer: the collector's write
+// barrier, on while it marks, costs nothing here.
 type itemList struct {
 	blocks [][]item
 	used   int // blocks in use
+	last   int // items in blocks[used-1]
 	n      int // items
 	chunks [][]byte
 	cur    int // the chunk being filled
+	fill   int // bytes used in chunks[cur]
 }
 
 type item struct {
@@ -71,49 +77,66 @@ func (l *itemList) nextBlock() int {
 
 // full reports whether adding an item needs a block not yet allocated.
 func (l *itemList) full() bool {
-	if l.used > 0 && len(l.blocks[l.used-1]) < cap(l.blocks[l.used-1]) {
+	if l.used > 0 && l.last < cap(l.blocks[l.used-1]) {
 		return false
 	}
 	return l.used == len(l.blocks)
 }
 
 func (l *itemList) add(it item) {
-	if l.used == 0 || len(l.blocks[l.used-1]) == cap(l.blocks[l.used-1]) {
+	if l.used == 0 || l.last == cap(l.blocks[l.used-1]) {
 		if l.used == len(l.blocks) {
-			l.blocks = append(l.blocks, make([]item, 0, l.nextBlock()))
+			l.blocks = append(l.blocks, newBlock(l.nextBlock()))
 		}
 		l.used++
+		l.last = 0
 	}
-	l.blocks[l.used-1] = append(l.blocks[l.used-1], it)
+	blk := l.blocks[l.used-1]
+	blk[:cap(blk)][l.last] = it
+	l.last++
 	l.n++
+}
+
+// items are the partition's blocks, each cut to the items it holds.
+func (l *itemList) items() [][]item {
+	bs := l.blocks[:l.used]
+	for i, blk := range bs {
+		n := cap(blk)
+		if i == len(bs)-1 {
+			n = l.last
+		}
+		bs[i] = blk[:n]
+	}
+	return bs
 }
 
 func (l *itemList) reset() {
 	for i := range l.blocks[:l.used] {
-		l.blocks[i] = l.blocks[i][:0]
+		l.blocks[i] = l.blocks[i][:cap(l.blocks[i])]
 	}
-	for i := range l.chunks {
-		l.chunks[i] = l.chunks[i][:0]
-	}
-	l.used, l.n, l.cur = 0, 0, 0
+	l.used, l.last, l.n, l.cur, l.fill = 0, 0, 0, 0, 0
 }
 
-// chunkFor returns the index of the chunk that takes n more bytes,
-// reusing kept chunks, or -1 when a new chunk is needed.
-func (l *itemList) chunkFor(n int) int {
-	for i := l.cur; i < len(l.chunks); i++ {
-		if len(l.chunks[i])+n <= cap(l.chunks[i]) {
-			return i
+// chunkFor returns the index of the chunk that takes n more bytes, and
+// the offset they go to, reusing kept chunks; -1 when a new chunk is
+// needed.
+func (l *itemList) chunkFor(n int) (int, int) {
+	if l.cur < len(l.chunks) && l.fill+n <= len(l.chunks[l.cur]) {
+		return l.cur, l.fill
+	}
+	for i := l.cur + 1; i < len(l.chunks); i++ {
+		if n <= len(l.chunks[i]) {
+			return i, 0
 		}
 	}
-	return -1
+	return -1, 0
 }
 
 // nextChunk is the capacity of a new chunk for a record of n bytes.
 func (l *itemList) nextChunk(n, largest int) int {
 	size := min(firstChunk, largest)
 	if k := len(l.chunks); k > 0 {
-		size = min(2*cap(l.chunks[k-1]), largest)
+		size = min(2*len(l.chunks[k-1]), largest)
 	}
 	return max(n, size)
 }
@@ -150,7 +173,7 @@ func (b *buffer) need(part, n int) int64 {
 		// the sort's scratch must hold this partition too
 		extra += blockItems * itemSize
 	}
-	if l.chunkFor(n) < 0 {
+	if ci, _ := l.chunkFor(n); ci < 0 {
 		extra += int64(l.nextChunk(n, b.chunkSize))
 	}
 	return extra
@@ -159,18 +182,15 @@ func (b *buffer) need(part, n int) int64 {
 func (b *buffer) add(part int, key, value []byte) {
 	n := len(key) + len(value)
 	l := &b.parts[part]
-	ci := l.cur
-	if ci >= len(l.chunks) || len(l.chunks[ci])+n > cap(l.chunks[ci]) {
-		if ci = l.chunkFor(n); ci < 0 {
-			l.chunks = append(l.chunks, make([]byte, 0, l.nextChunk(n, b.chunkSize)))
-			ci = len(l.chunks) - 1
-		}
-		l.cur = ci
+	ci, off := l.chunkFor(n)
+	if ci < 0 {
+		l.chunks = append(l.chunks, newChunk(l.nextChunk(n, b.chunkSize)))
+		ci, off = len(l.chunks)-1, 0
 	}
+	l.cur, l.fill = ci, off+n
 	c := l.chunks[ci]
-	off := len(c)
-	c = append(c, key...)
-	l.chunks[ci] = append(c, value...)
+	copy(c[off:], key)
+	copy(c[off+len(key):], value)
 	if b.sorted && l.n >= b.reserved {
 		b.reserved += blockItems // charged by need
 	}
@@ -324,13 +344,13 @@ func (b *buffer) stream(p int) Stream {
 	}
 	l := &b.parts[p]
 	if !b.order.Sorted() || l.n <= 1 {
-		return &bufferStream{chunks: l.chunks, blocks: l.blocks[:l.used]}
+		return &bufferStream{chunks: l.chunks, blocks: l.items()}
 	}
 	if cap(b.scratch) < l.n {
 		b.scratch = make([]item, 0, max(l.n, b.reserved)) // charged as reserved grew
 	}
 	a := b.scratch[:0]
-	for _, blk := range l.blocks[:l.used] {
+	for _, blk := range l.items() {
 		a = append(a, blk...)
 	}
 	b.chunks = l.chunks

@@ -78,7 +78,7 @@ func NewWriter(cfg Config) (*Writer, error) {
 		return nil, errors.New("shuffle: map-side combine needs a sorted order")
 	}
 	if cfg.ChunkSize <= 0 {
-		cfg.ChunkSize = int(min(64<<10, max(cfg.Memory.pool.total/8, 4<<10)))
+		cfg.ChunkSize = int(min(pooledChunk, max(cfg.Memory.pool.total/8, 4<<10)))
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
@@ -252,6 +252,6 @@ func (w *Writer) Abort() {
 		os.Remove(r.f.Name())
 	}
 	w.runs = nil
-	w.buf = buffer{}
+	w.buf.recycle()
 	w.cfg.Memory.Release()
 }

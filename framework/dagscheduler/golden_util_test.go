@@ -10,19 +10,18 @@ import (
 
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/internal/golden"
 )
 
 type goldenRunner struct {
-	t        *testing.T
-	file     string
-	cfg      Config
-	s        *Scheduler
-	now      time.Time
-	nodes    []Node
-	sets     map[string]*TaskSet
-	pending  []string
-	stepLine int
-	step     string
+	t     *testing.T
+	file  string
+	cfg   Config
+	s     *Scheduler
+	now   time.Time
+	nodes []Node
+	sets  map[string]*TaskSet
+	cur   golden.Step // the step being run
 }
 
 func newGoldenRunner(t *testing.T, file string) *goldenRunner {

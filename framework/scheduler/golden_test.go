@@ -1,138 +1,59 @@
 package scheduler
 
 import (
-	"bufio"
 	"cmp"
+	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flint-mesos/flint/internal/golden"
 )
 
 // The golden scenario scripts in testdata/*.txt drive a scheduler step by
 // step; lines starting with "> " after a step list every output that step
-// must produce, in order. See testdata/README.txt for the syntax.
+// must produce, in order. See testdata/README.txt for the syntax. Run with
+// -rewrite to regenerate the expected lines (then review the diff).
+
+var rewrite = flag.Bool("rewrite", false, "rewrite golden files with the actual output")
 
 var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 type goldenRunner struct {
-	t        *testing.T
-	file     string
-	cfg      Config
-	pools    []PoolConfig
-	s        *TaskScheduler
-	now      time.Time
-	tids     map[string][]TaskID // "ts.idx" → attempts' TaskIDs by attempt number
-	byTID    map[TaskID]string   // TaskID → "ts.idx#attempt"
-	pending  []string            // outputs of the current step
-	stepLine int
-	step     string
+	t     *testing.T
+	file  string
+	cfg   Config
+	pools []PoolConfig
+	s     *TaskScheduler
+	now   time.Time
+	tids  map[string][]TaskID // "ts.idx" → attempts' TaskIDs by attempt number
+	byTID map[TaskID]string   // TaskID → "ts.idx#attempt"
+	cur   golden.Step         // the step being run
 }
 
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden scripts: %v", err)
-	}
-	for _, f := range files {
-		if filepath.Base(f) == "README.txt" {
-			continue
+	golden.RunDir(t, "testdata", *rewrite, func(t *testing.T, file string) func(golden.Step) []string {
+		cfg := DefaultConfig()
+		cfg.Exclude.Enabled = false
+		r := &goldenRunner{t: t, file: file, cfg: cfg, now: t0, tids: map[string][]TaskID{}, byTID: map[TaskID]string{}}
+		return func(s golden.Step) []string {
+			r.cur = s
+			return r.run(s.Tokens)
 		}
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runGolden(t, f) })
-	}
-}
-
-func runGolden(t *testing.T, file string) {
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	cfg := DefaultConfig()
-	cfg.Exclude.Enabled = false
-	r := &goldenRunner{t: t, file: file, cfg: cfg, now: t0, tids: map[string][]TaskID{}, byTID: map[TaskID]string{}}
-	var want []string
-	sc := bufio.NewScanner(fh)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(text, ">") {
-			want = append(want, strings.TrimSpace(strings.TrimPrefix(text, ">")))
-			continue
-		}
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		r.check(want)
-		want = nil
-		r.stepLine, r.step = line, text
-		r.pending = r.run(tokenize(t, text))
-	}
-	r.check(want)
-	if sc.Err() != nil {
-		t.Fatal(sc.Err())
-	}
-}
-
-func (r *goldenRunner) check(want []string) {
-	got := r.pending
-	r.pending = nil
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		r.t.Errorf("%s:%d: %s\n got:\n  > %s\nwant:\n  > %s", r.file, r.stepLine, r.step,
-			strings.Join(got, "\n  > "), strings.Join(want, "\n  > "))
-	}
+	})
 }
 
 func (r *goldenRunner) fatalf(format string, a ...any) {
-	r.t.Fatalf("%s:%d: %s: %s", r.file, r.stepLine, r.step, fmt.Sprintf(format, a...))
+	r.t.Fatalf("%s: %s", r.cur, fmt.Sprintf(format, a...))
 }
 
-// tokenize splits on spaces, keeping "quoted strings" (Go syntax) whole.
-func tokenize(t *testing.T, s string) []string {
-	var out []string
-	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
-		end := strings.IndexByte(s, ' ')
-		if q := strings.IndexByte(s, '"'); q >= 0 && (end < 0 || q < end) {
-			rest := s[q:]
-			n := 1
-			for n < len(rest) && rest[n] != '"' {
-				if rest[n] == '\\' {
-					n++
-				}
-				n++
-			}
-			uq, err := strconv.Unquote(rest[:n+1])
-			if err != nil {
-				t.Fatalf("bad quoted string in %q: %v", s, err)
-			}
-			out = append(out, s[:q]+uq)
-			s = rest[n+1:]
-			continue
-		}
-		if end < 0 {
-			end = len(s)
-		}
-		out = append(out, s[:end])
-		s = s[end:]
-	}
-	return out
-}
-
-func kv(args []string) (map[string]string, []string) {
-	m := map[string]string{}
-	var pos []string
-	for _, a := range args {
-		if k, v, ok := strings.Cut(a, "="); ok {
-			m[k] = v
-		} else {
-			pos = append(pos, a)
-		}
-	}
-	return m, pos
+// kv splits key=value arguments (a repeated key keeps its last value) from
+// positional ones.
+func kv(tokens []string) (map[string]string, []string) {
+	m, pos := golden.KV(tokens)
+	return golden.Last(m), pos
 }
 
 func (r *goldenRunner) dur(s string) time.Duration {

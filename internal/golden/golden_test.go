@@ -51,8 +51,10 @@ type recorder struct {
 	errs []string
 }
 
-func (r *recorder) Errorf(format string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(format, a...)) }
-func (r *recorder) Helper()                        {}
+func (r *recorder) Errorf(format string, a ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, a...))
+}
+func (r *recorder) Helper() {}
 
 func TestRunFileReportsAMismatchWithItsLine(t *testing.T) {
 	f := writeScript(t, "add 1 2\n> 4\nadd 2 2\n> 4\nsay a\n")

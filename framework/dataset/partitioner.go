@@ -34,18 +34,51 @@ func (h HashPartitioner) Name() string { return fmt.Sprintf("hash(%d)", int(h)) 
 // RangePartitioner sends keys below Bounds[0] to partition 0, keys in
 // [Bounds[i-1], Bounds[i]) to partition i, and the rest to the last:
 // with keys encoded by recordcodec.Ordered, partition i's keys all sort
-// before partition i+1's. Descending reverses the partitions.
+// before partition i+1's. Descending reverses the partitions. Bounds must
+// be sorted. Build it with NewRangePartitioner for the first-byte table; a
+// literal binary-searches all the bounds.
 type RangePartitioner struct {
 	Bounds     [][]byte
 	Descending bool
+	// byFirst[c] is the number of bounds whose first byte is below c
+	// (an empty bound's counts as 0): a key starting with c lies after
+	// those and before the bounds from byFirst[c+1] on, so only the
+	// bounds in between are searched — mostly one or none.
+	byFirst *[257]int32
+}
+
+// NewRangePartitioner partitions by the sorted bounds.
+func NewRangePartitioner(bounds [][]byte, descending bool) RangePartitioner {
+	t := new([257]int32)
+	for _, b := range bounds {
+		t[firstByte(b)+1]++
+	}
+	for c := 1; c < len(t); c++ {
+		t[c] += t[c-1]
+	}
+	return RangePartitioner{Bounds: bounds, Descending: descending, byFirst: t}
+}
+
+// firstByte is b's first byte, 0 for an empty b: a key whose padded first
+// byte is below a bound's is below the bound itself.
+func firstByte(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	return int(b[0])
 }
 
 // NumPartitions implements Partitioner.
 func (r RangePartitioner) NumPartitions() int { return len(r.Bounds) + 1 }
 
-// Partition implements Partitioner: binary search over the bounds.
+// Partition implements Partitioner: binary search over the bounds that
+// share the key's first byte.
 func (r RangePartitioner) Partition(key []byte) int {
 	i, hi := 0, len(r.Bounds) // the first bound above key
+	if r.byFirst != nil {
+		c := firstByte(key)
+		i, hi = int(r.byFirst[c]), int(r.byFirst[c+1])
+	}
 	for i < hi {
 		m := int(uint(i+hi) >> 1)
 		if keyBelow(key, r.Bounds[m]) {

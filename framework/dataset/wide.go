@@ -348,7 +348,7 @@ func sortByKey[K cmp.Ordered, V any](ds Dataset[KV[K, V]], ascending bool, parts
 	}
 	keys := recordcodec.Ordered[K]()
 	bounds := sampleBounds(ds, keys, parts)
-	part := RangePartitioner{Bounds: bounds, Descending: !ascending}
+	part := NewRangePartitioner(bounds, !ascending)
 	order := shuffle.ByteOrder
 	if !ascending {
 		order = shuffle.CustomOrder(func(a, b []byte) int { return bytes.Compare(b, a) })

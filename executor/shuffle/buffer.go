@@ -308,12 +308,26 @@ func (b *buffer) radixSort(a []item, d int) {
 	}
 }
 
+// insertionSort sorts a small bucket: each item moves down past the
+// larger ones (one copy per step, not a swap), compared on the first
+// prefix inline.
 func (b *buffer) insertionSort(a []item) {
 	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && b.compareBytewise(&a[j], &a[j-1]) < 0; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
+		x := a[i]
+		j := i
+		for ; j > 0 && b.itemBelow(&x, &a[j-1]); j-- {
+			a[j] = a[j-1]
 		}
+		a[j] = x
 	}
+}
+
+// itemBelow is compareBytewise(x, y) < 0.
+func (b *buffer) itemBelow(x, y *item) bool {
+	if x.prefix != y.prefix {
+		return x.prefix < y.prefix
+	}
+	return b.compareBytewise(x, y) < 0
 }
 
 // tieSort sorts items whose 16 prefix bytes are equal: nothing to do when

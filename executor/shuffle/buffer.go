@@ -141,13 +141,20 @@ func (l *itemList) nextChunk(n, largest int) int {
 	return max(n, size)
 }
 
+// prefixOf is key's first 8 bytes, zero-padded, big endian. A shorter
+// key's bytes are shifted in one by one: copying them into an 8-byte array
+// and loading that stalls on the store (its bytes cannot be forwarded to a
+// wider load), which cost 5 % of a map task's CPU with 10-byte keys (whose
+// second prefix is 2 bytes).
 func prefixOf(key []byte) uint64 {
 	if len(key) >= 8 {
 		return binary.BigEndian.Uint64(key)
 	}
-	var b [8]byte
-	copy(b[:], key)
-	return binary.BigEndian.Uint64(b[:])
+	var x uint64
+	for i, c := range key {
+		x |= uint64(c) << (56 - 8*i)
+	}
+	return x
 }
 
 func prefix2Of(key []byte) uint64 {

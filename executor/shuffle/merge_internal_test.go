@@ -66,3 +66,19 @@ func TestMergerIsAStableMerge(t *testing.T) {
 		}
 	}
 }
+
+// prefixOf pads keys shorter than 8 bytes with zeros.
+func TestPrefixOfPadsShortKeys(t *testing.T) {
+	key := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	for n := range len(key) + 1 {
+		var padded [8]byte
+		copy(padded[:], key[:n])
+		want := uint64(0)
+		for _, c := range padded {
+			want = want<<8 | uint64(c)
+		}
+		if got := prefixOf(key[:n]); got != want {
+			t.Fatalf("prefixOf(%v) = %#x, want %#x", key[:n], got, want)
+		}
+	}
+}

@@ -15,10 +15,15 @@ import (
 // runs in dir (combining equal keys when combine is set) and the runs
 // merged in turn, so the memory of a merge is fanIn open streams however
 // many blocks a reduce partition has. Streams are opened (read from) only
-// when their group is merged. Close the result to delete its runs.
+// when their group is merged. Unordered streams without a combine are
+// concatenated, one read at a time, so they need no runs. Close the result
+// to delete its runs.
 func ExternalMerge(streams []Stream, order Order, combine Combine, fanIn int, dir string, c shuffleblock.Compression) (*Merged, error) {
 	fanIn = max(fanIn, 2)
 	m := &Merged{}
+	if !order.Sorted() && combine == nil {
+		fanIn = len(streams)
+	}
 	for len(streams) > fanIn {
 		var next []Stream
 		for i := 0; i < len(streams); i += fanIn {

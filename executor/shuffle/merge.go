@@ -42,6 +42,7 @@ type Combine func(dst, a, b []byte) ([]byte, error)
 // ExternalSorter merge): one record per stream in memory, plus, with a
 // Combine, the key being combined.
 type Merger struct {
+	concat  []Stream // unordered, uncombined: the streams left, read in turn
 	t       loserTree
 	advance bool // the winner's record was returned: step it first
 	combine Combine
@@ -125,8 +126,13 @@ func (t *loserTree) replay() {
 }
 
 // NewMerger merges streams in order; with combine, records of equal keys
-// come out as one, their values combined.
+// come out as one, their values combined. Unordered streams without a
+// combine are concatenated (the order a merge of ties gives: earlier
+// streams first), with no tree to replay per record.
 func NewMerger(streams []Stream, order Order, combine Combine) (*Merger, error) {
+	if !order.Sorted() && combine == nil {
+		return &Merger{concat: streams}, nil
+	}
 	compare := order.compare
 	if compare == nil {
 		compare = func(a, b []byte) int { return 0 } // concatenation
@@ -180,6 +186,9 @@ func (m *Merger) Next() (key, value []byte, err error) {
 	if m.err != nil {
 		return nil, nil, m.err
 	}
+	if m.concat != nil {
+		return m.nextConcat()
+	}
 	if m.advance {
 		if err := m.step(); err != nil {
 			m.err = err
@@ -213,4 +222,21 @@ func (m *Merger) Next() (key, value []byte, err error) {
 		m.scratch, m.val = m.val, out
 	}
 	return m.key, m.val, nil
+}
+
+// nextConcat is Next of concatenated streams.
+func (m *Merger) nextConcat() ([]byte, []byte, error) {
+	for len(m.concat) > 0 {
+		k, v, err := m.concat[0].Next()
+		switch {
+		case err == io.EOF:
+			m.concat = m.concat[1:]
+		case err != nil:
+			m.err = err
+			return nil, nil, err
+		default:
+			return k, v, nil
+		}
+	}
+	return nil, nil, io.EOF
 }

@@ -2,6 +2,7 @@ package shuffle
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -82,3 +83,52 @@ func TestPrefixOfPadsShortKeys(t *testing.T) {
 		}
 	}
 }
+
+// Unordered streams without a combine come out concatenated, in stream
+// order, empty streams skipped, also through ExternalMerge with more
+// streams than its fan-in (no runs written); a stream's error stops them.
+func TestUnorderedMergeConcatenates(t *testing.T) {
+	mk := func() []Stream {
+		return []Stream{
+			&sliceStream{recs: [][2][]byte{{[]byte("z"), []byte("1")}, {[]byte("a"), []byte("2")}}},
+			&sliceStream{},
+			&sliceStream{recs: [][2][]byte{{[]byte("m"), []byte("3")}}},
+		}
+	}
+	m, err := ExternalMerge(mk(), Unordered, nil, 2, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var got []string
+	for {
+		k, v, err := m.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(k)+string(v))
+	}
+	if want := []string{"z1", "a2", "m3"}; !slices.Equal(got, want) || m.Passes != 0 {
+		t.Fatalf("got %q with %d runs, want %q with none", got, m.Passes, want)
+	}
+	broken := errors.New("broken")
+	mg, err := NewMerger([]Stream{&sliceStream{recs: [][2][]byte{{[]byte("k"), nil}}}, errStream{broken}}, Unordered, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mg.Next(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, _, err := mg.Next(); !errors.Is(err, broken) {
+			t.Fatalf("after the first stream: %v, want %v", err, broken)
+		}
+	}
+}
+
+type errStream struct{ err error }
+
+func (s errStream) Next() ([]byte, []byte, error) { return nil, nil, s.err }

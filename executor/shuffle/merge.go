@@ -3,6 +3,7 @@ package shuffle
 import (
 	"bytes"
 	"io"
+	"math"
 )
 
 // Stream is a sorted run of records: Next returns them in order, each
@@ -55,7 +56,7 @@ type Merger struct {
 type head struct {
 	s      Stream
 	k, v   []byte
-	prefix uint64 // the key's first 8 bytes, for byte order
+	prefix uint64 // the key's first 8 bytes, for byte order; all ones once done
 	done   bool   // the stream has ended: it loses to every other
 }
 
@@ -118,8 +119,18 @@ func (t *loserTree) build() {
 func (t *loserTree) replay() {
 	cur := t.nodes[0]
 	for n := (cur + len(t.heads)) / 2; n >= 1; n /= 2 {
-		if t.less(t.nodes[n], cur) {
-			t.nodes[n], cur = cur, t.nodes[n]
+		o := t.nodes[n]
+		x, y := &t.heads[o], &t.heads[cur]
+		var wins bool
+		if t.bytewise && x.prefix != y.prefix {
+			// inline, the usual case: an ended stream's all-ones prefix
+			// loses here to every live key not all ones itself
+			wins = x.prefix < y.prefix
+		} else {
+			wins = t.less(o, cur)
+		}
+		if wins {
+			t.nodes[n], cur = cur, o
 		}
 	}
 	t.nodes[0] = cur
@@ -159,7 +170,7 @@ func (m *Merger) step() error {
 	k, v, err := h.s.Next()
 	switch {
 	case err == io.EOF:
-		h.done, h.k, h.v, h.s = true, nil, nil, nil
+		h.done, h.k, h.v, h.s, h.prefix = true, nil, nil, nil, math.MaxUint64
 		m.t.live--
 	case err != nil:
 		return err

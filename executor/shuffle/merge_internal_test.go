@@ -132,3 +132,33 @@ func TestUnorderedMergeConcatenates(t *testing.T) {
 type errStream struct{ err error }
 
 func (s errStream) Next() ([]byte, []byte, error) { return nil, nil, s.err }
+
+// Keys whose first 8 bytes are all ones (an ended stream's prefix) still
+// merge in order, before and after other streams end.
+func TestMergerAllOnesPrefixes(t *testing.T) {
+	ones := "\xff\xff\xff\xff\xff\xff\xff\xff"
+	streams := []Stream{
+		&sliceStream{recs: [][2][]byte{{[]byte("a"), []byte("0")}}},
+		&sliceStream{recs: [][2][]byte{{[]byte(ones), []byte("1")}, {[]byte(ones + "\x02"), []byte("2")}}},
+		&sliceStream{recs: [][2][]byte{{[]byte(ones + "\x01"), []byte("3")}, {[]byte(ones + "\xff"), []byte("4")}}},
+		&sliceStream{},
+	}
+	m, err := NewMerger(streams, ByteOrder, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		_, v, err := m.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(v))
+	}
+	if want := []string{"0", "1", "3", "2", "4"}; !slices.Equal(got, want) {
+		t.Fatalf("merged values %q, want %q", got, want)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/internal/jobconfcheck"
 	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/waitfor"
 	"github.com/flint-mesos/flint/proto/contract"
 )
 
@@ -122,14 +123,21 @@ func CheckTakeover(t *testing.T, stateURL, master string, m Mode) {
 	if got, err := framework.Map(ctx, fc, jobconfcheck.Read, mesostest.Ints(4)); err != nil || len(got) != 4 {
 		t.Fatalf("a job right after the failover: %v, %v\ndriver log:\n%s", got, err, logs.String())
 	}
-	mesostest.WaitFor(t, 30*time.Second, "the first driver's live tasks to be killed", func() bool {
-		killed := 0
-		for _, tk := range readState(t, stateURL).Frameworks[0].CompletedTasks {
-			if slices.Contains(live, tk.ID) && tk.State == "TASK_KILLED" {
-				killed++
+	// The dead driver's live tasks all end. Those that ran are the
+	// successor's to kill; one that never ran (its agent was still fetching
+	// the executor from the dead driver's file server) fails on its own.
+	waitfor.Msg(t, 30*time.Second, func() string {
+		fw := readState(t, stateURL).Frameworks[0]
+		var left []string
+		for _, tk := range append(fw.Tasks, fw.CompletedTasks...) {
+			if slices.Contains(live, tk.ID) && tk.State != "TASK_KILLED" && (tk.ran() || !terminalState(tk.State)) {
+				left = append(left, fmt.Sprintf("%s %s (updates %v)", tk.ID, tk.State, tk.Statuses))
 			}
 		}
-		return killed == len(live)
+		if len(left) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("the first driver's live tasks %v to end, killed if they ran; not yet: %v\nsuccessor's log:\n%s", live, left, logs.String())
 	})
 	mesostest.CheckGone(t, 30*time.Second, oldExecutors, func(p mesostest.Proc) int { return p.PID }, "executor processes of the dead driver")
 	fw = readState(t, stateURL).Frameworks[0]
@@ -262,6 +270,21 @@ type state struct {
 type Task struct {
 	ID, State  string
 	ExecutorID string `json:"executor_id"`
+	Statuses   []struct{ State string }
+}
+
+// ran reports whether the task ever reported TASK_RUNNING.
+func (tk Task) ran() bool {
+	return slices.ContainsFunc(tk.Statuses, func(s struct{ State string }) bool { return s.State == "TASK_RUNNING" })
+}
+
+// terminalState reports whether a /state task state is terminal.
+func terminalState(s string) bool {
+	switch s {
+	case "TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_LOST", "TASK_ERROR", "TASK_DROPPED", "TASK_GONE", "TASK_GONE_BY_OPERATOR":
+		return true
+	}
+	return false
 }
 
 func readState(t *testing.T, url string) state {

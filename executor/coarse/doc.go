@@ -64,8 +64,8 @@
 // Every task finds it in its context (shuffleenv.FromContext); its map
 // statuses name the server's address. Exiting deletes the directory.
 //
-// Job configuration: the answer's properties also carry every flint.* setting of the job under
-// jobconf.Prefix (executor/jobconf); the executor rebuilds a typed config from them, logs it at
+// Job configuration: the answer's settings (flintpb.ExecutorSettings) also carry every flint.*
+// setting and secret of the job (executor/jobconf.Properties); the executor rebuilds a typed config from them, logs it at
 // debug level with secrets redacted, and puts it in every task's context
 // (framework.TaskConfig).
 //

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -39,37 +38,6 @@ func FromConfig(c *config.Config) Properties {
 			p.Secrets[k] = v
 		default:
 			p.Settings[k] = v
-		}
-	}
-	return p
-}
-
-// Prefix marks the job's settings and secrets in Flat's map.
-const Prefix = "job:"
-
-// Flat is p as one flat map: every setting and secret under Prefix (executors now receive
-// Settings and Secrets apart, in flintpb.ExecutorSettings).
-func (p Properties) Flat() map[string]string {
-	out := make(map[string]string, len(p.Settings)+len(p.Secrets))
-	for k, v := range p.Settings {
-		out[Prefix+k] = v
-	}
-	for k, v := range p.Secrets {
-		out[Prefix+k] = v
-	}
-	return out
-}
-
-// Unflat reads the Prefix entries of a flat map (Flat's) back.
-func Unflat(props map[string]string) Properties {
-	p := Properties{Settings: map[string]string{}, Secrets: map[string]string{}}
-	for k, v := range props {
-		if name, ok := strings.CutPrefix(k, Prefix); ok {
-			if config.IsSecret(name) {
-				p.Secrets[name] = v
-			} else {
-				p.Settings[name] = v
-			}
 		}
 	}
 	return p

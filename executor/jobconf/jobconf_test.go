@@ -39,32 +39,24 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("%s travels among the secrets", k)
 		}
 	}
-	for _, via := range []string{"Properties", "Flat"} {
-		q := p
-		if via == "Flat" {
-			flat := p.Flat()
-			flat["flint.shuffle.memory"] = "12345" // the executor's own launch property
-			q = Unflat(flat)
-		}
-		c, err := q.Config()
-		if err != nil {
-			t.Fatalf("%s: %v", via, err)
-		}
-		if got := c.String("flint.app.name"); got != "jobconf-test" {
-			t.Errorf("%s: flint.app.name = %q", via, got)
-		}
-		if got := c.Duration("flint.locality.wait"); got != 7*time.Second {
-			t.Errorf("%s: flint.locality.wait = %s, want 7s", via, got)
-		}
-		if got := c.Prefixed("flint.executorEnv.")["GREETING"]; got != "hello" {
-			t.Errorf("%s: flint.executorEnv.GREETING = %q", via, got)
-		}
-		if got := c.Size("flint.executor.memory"); got != 1<<30 {
-			t.Errorf("%s: default flint.executor.memory = %d, want 1 GiB", via, got)
-		}
-		if c.String("flint.authenticate.secret") != "" {
-			t.Errorf("%s: the executor's config holds the driver's secret", via)
-		}
+	c, err := p.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.String("flint.app.name"); got != "jobconf-test" {
+		t.Errorf("flint.app.name = %q", got)
+	}
+	if got := c.Duration("flint.locality.wait"); got != 7*time.Second {
+		t.Errorf("flint.locality.wait = %s, want 7s", got)
+	}
+	if got := c.Prefixed("flint.executorEnv.")["GREETING"]; got != "hello" {
+		t.Errorf("flint.executorEnv.GREETING = %q", got)
+	}
+	if got := c.Size("flint.executor.memory"); got != 1<<30 {
+		t.Errorf("default flint.executor.memory = %d, want 1 GiB", got)
+	}
+	if c.String("flint.authenticate.secret") != "" {
+		t.Errorf("the executor's config holds the driver's secret")
 	}
 }
 

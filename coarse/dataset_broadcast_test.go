@@ -18,15 +18,11 @@ func TestBroadcastIsFetchedOncePerExecutor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	pids := broadcastcheck.Run(ctx, t, r.fc, broadcastcheck.Args{Size: 8 << 20, Tasks: 24, Seed: 2})
-	alive := map[int]bool{}
+	var execs []int
 	for _, p := range r.executors() {
-		alive[p.pid] = true
+		execs = append(execs, p.pid)
 	}
-	for _, pid := range pids {
-		if !alive[pid] {
-			t.Errorf("process %d read the broadcast; the run's executors are %v", pid, alive)
-		}
-	}
+	broadcastcheck.ReadOnlyBy(t, pids, execs)
 }
 
 // Destroy on executors: the next action's tasks no longer list the

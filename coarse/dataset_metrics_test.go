@@ -6,12 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/internal/stagecheck"
 )
 
 var metricsWordCount = dataset.Job("coarse_test.metrics-wordcount", func(b *dataset.Builder, paths []string) error {
@@ -24,24 +23,6 @@ var metricsWordCount = dataset.Job("coarse_test.metrics-wordcount", func(b *data
 	return err
 })
 
-// stageTasks records the stages submitted, in order, and the TaskEnds.
-type stageTasks struct {
-	mu     sync.Mutex
-	stages []int
-	ends   []event.TaskEnd
-}
-
-func (r *stageTasks) OnEvent(e event.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch e := e.(type) {
-	case event.StageSubmitted:
-		r.stages = append(r.stages, e.StageID)
-	case event.TaskEnd:
-		r.ends = append(r.ends, e)
-	}
-}
-
 // On coarse executors a word count's map tasks report what they wrote
 // and its reduce tasks what they read from the executors' shuffle stores
 // (same-host reads or fetches): the two sides agree to the byte, and the
@@ -49,7 +30,7 @@ func (r *stageTasks) OnEvent(e event.Event) {
 func TestDatasetTaskEndsCarryShuffleMetrics(t *testing.T) {
 	c := startCluster(t, clusterOpts{})
 	r := mustRun(t, mesosURL(c), "flint.executor.cores=1", "flint.files.maxPartitionBytes=4096")
-	rec := &stageTasks{}
+	rec := &stagecheck.TaskEnds{}
 	r.fc.AddListener(rec)
 	var text strings.Builder
 	const words = 12000
@@ -73,16 +54,17 @@ func TestDatasetTaskEndsCarryShuffleMetrics(t *testing.T) {
 	if err := r.fc.Stop(context.Background()); err != nil { // Stop drains the bus
 		t.Fatal(err)
 	}
-	if len(rec.stages) != 2 {
-		t.Fatalf("stages submitted: %v, want a map stage and a result stage", rec.stages)
+	stages := rec.Submitted()
+	if len(stages) != 2 {
+		t.Fatalf("stages submitted: %v, want a map stage and a result stage", stages)
 	}
 	var maps, reduces int
 	var written, read, records, remote int64
-	for _, e := range rec.ends {
+	for _, e := range rec.Ends() {
 		if e.State != "FINISHED" {
 			t.Fatalf("task %d of stage %d ended %s: %s", e.TaskID, e.StageID, e.State, e.Reason)
 		}
-		if e.StageID == rec.stages[1] {
+		if e.StageID == stages[1] {
 			reduces++
 			rd := e.ShuffleRead
 			if e.ShuffleWriteBytes != 0 || rd.LocalBlocks+rd.RemoteBlocks == 0 || rd.LocalBytes+rd.RemoteBytes != e.ShuffleReadBytes || e.ShuffleReadBytes <= 0 {

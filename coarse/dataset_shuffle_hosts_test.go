@@ -19,7 +19,7 @@ import (
 
 // hostEnds records TaskEnds and where each executor runs.
 type hostEnds struct {
-	stageTasks
+	stagecheck.TaskEnds
 	mu     sync.Mutex
 	hostOf map[string]string
 }
@@ -30,7 +30,7 @@ func (r *hostEnds) OnEvent(e event.Event) {
 		r.hostOf[a.ExecutorID] = a.Host
 		r.mu.Unlock()
 	}
-	r.stageTasks.OnEvent(e)
+	r.TaskEnds.OnEvent(e)
 }
 
 // appShuffleFiles lists what executors of the application left below the
@@ -151,14 +151,15 @@ func TestDatasetRemoteFetchMetricsAndShuffleCleanup(t *testing.T) {
 		t.Errorf("after the application ended its executors left %v", left)
 	}
 
-	if len(rec.stages) != 2 {
-		t.Fatalf("stages submitted: %v, want a map stage and a result stage", rec.stages)
+	stages := rec.Submitted()
+	if len(stages) != 2 {
+		t.Fatalf("stages submitted: %v, want a map stage and a result stage", stages)
 	}
 	t.Logf("%d committed map outputs while the run was going", len(outs))
 	mapHosts := map[string]bool{}
 	var written, read, remote, local, remoteBlocks int64
 	reduces := 0
-	for _, e := range rec.ends {
+	for _, e := range rec.Ends() {
 		if e.State != "FINISHED" {
 			t.Fatalf("task %d of stage %d ended %s: %s", e.TaskID, e.StageID, e.State, e.Reason)
 		}
@@ -166,7 +167,7 @@ func TestDatasetRemoteFetchMetricsAndShuffleCleanup(t *testing.T) {
 		if host == "" {
 			t.Fatalf("task %d ran on executor %s, which no ExecutorAdded named", e.TaskID, e.ExecutorID)
 		}
-		if e.StageID != rec.stages[1] {
+		if e.StageID != stages[1] {
 			mapHosts[host] = true
 			written += e.ShuffleWriteBytes
 			continue

@@ -6,33 +6,13 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/internal/stagecheck"
 )
-
-// taskEnds records the stages a context submitted, in order, and its
-// TaskEnd events.
-type taskEnds struct {
-	mu     sync.Mutex
-	stages []int
-	ends   []event.TaskEnd
-}
-
-func (r *taskEnds) OnEvent(e event.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch e := e.(type) {
-	case event.StageSubmitted:
-		r.stages = append(r.stages, e.StageID)
-	case event.TaskEnd:
-		r.ends = append(r.ends, e)
-	}
-}
 
 // A word count's TaskEnd events carry its shuffle: every map task wrote
 // records and bytes, every reduce task read blocks, and the bytes the
@@ -52,7 +32,7 @@ func TestWordCountTaskEndsCarryShuffleMetrics(t *testing.T) {
 	path := filepath.Join(dir, "metrics.txt")
 	writeFile(t, path, text.String())
 
-	rec := &taskEnds{}
+	rec := &stagecheck.TaskEnds{}
 	cfg := framework.NewConfig()
 	for k, v := range map[string]string{"flint.master": "local[2]", "flint.files.maxPartitionBytes": "2003"} {
 		if err := cfg.Set(k, v); err != nil {
@@ -78,16 +58,17 @@ func TestWordCountTaskEndsCarryShuffleMetrics(t *testing.T) {
 
 	// the word count's map stage (writing the shuffle), then its result
 	// stage (reading it)
-	if len(rec.stages) != 2 {
-		t.Fatalf("stages submitted: %v, want a map stage and a result stage", rec.stages)
+	stages := rec.Submitted()
+	if len(stages) != 2 {
+		t.Fatalf("stages submitted: %v, want a map stage and a result stage", stages)
 	}
 	var maps, reduces int
 	var written, read, records int64
-	for _, e := range rec.ends {
+	for _, e := range rec.Ends() {
 		if e.State != "FINISHED" {
 			t.Fatalf("task %d of stage %d ended %s: %s", e.TaskID, e.StageID, e.State, e.Reason)
 		}
-		if e.StageID == rec.stages[1] {
+		if e.StageID == stages[1] {
 			reduces++
 			r := e.ShuffleRead
 			if e.ShuffleWriteBytes != 0 || e.ShuffleWrite.Records != 0 {

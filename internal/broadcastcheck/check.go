@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,5 +156,16 @@ func Destroyed(ctx context.Context, t testing.TB, fc *framework.Context) {
 	_, err := destroyJob.Run(ctx, fc, destroyArgs{Key: key + "/after", UseAfter: true})
 	if err == nil || !strings.Contains(err.Error(), "used after Destroy") {
 		t.Fatalf("reading a destroyed broadcast: %v, want an error saying it was used after Destroy", err)
+	}
+}
+
+// ReadOnlyBy checks that every process that read the broadcast (Run's
+// pids) is one of the run's executors.
+func ReadOnlyBy(t testing.TB, readers, executors []int) {
+	t.Helper()
+	for _, pid := range readers {
+		if !slices.Contains(executors, pid) {
+			t.Errorf("process %d read the broadcast; the run's executors are %v", pid, executors)
+		}
 	}
 }

@@ -360,3 +360,37 @@ func OverTheShuffle(t *testing.T, fc *framework.Context) {
 		t.Fatalf("completed stages %v, want %v (the second job's map stages 3 and 4 skipped)", got, want)
 	}
 }
+
+// TaskEnds is a listener that records the stages a context submitted, in
+// order, and its TaskEnd events.
+type TaskEnds struct {
+	mu     sync.Mutex
+	stages []int
+	ends   []event.TaskEnd
+}
+
+// OnEvent implements event.Listener.
+func (r *TaskEnds) OnEvent(e event.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch e := e.(type) {
+	case event.StageSubmitted:
+		r.stages = append(r.stages, e.StageID)
+	case event.TaskEnd:
+		r.ends = append(r.ends, e)
+	}
+}
+
+// Submitted is the ids of the stages submitted so far, in order.
+func (r *TaskEnds) Submitted() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.stages)
+}
+
+// Ends is the TaskEnd events so far.
+func (r *TaskEnds) Ends() []event.TaskEnd {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ends)
+}

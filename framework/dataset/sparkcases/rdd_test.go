@@ -14,12 +14,12 @@ import (
 // Flint's operations express it.
 type basicOut struct {
 	Collected, Filtered, FlatMapped, Unioned, PartSums []int
-	Strings                                          []string
-	Keyed                                            []dataset.KV[string, int]
-	DistinctCount, DistinctCount2                    int64
-	Sum, Folded                                      int
-	SumOK, EmptyOK                                   bool
-	Partitions                                       int
+	Strings                                            []string
+	Keyed                                              []dataset.KV[string, int]
+	DistinctCount, DistinctCount2                      int64
+	Sum, Folded                                        int
+	SumOK, EmptyOK                                     bool
+	Partitions                                         int
 }
 
 var basicJob = dataset.JobResult("sparkcases.rdd.basic", func(b *dataset.Builder, _ struct{}) (basicOut, error) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/uri"
 )
 
@@ -110,7 +111,7 @@ func (c *Context) add(pathOrURL string, extract bool) error {
 	}
 	ref, err := c.refOf(pathOrURL, extract)
 	if err != nil {
-		return fmt.Errorf("framework: add %s %s: %w", what, redactedURL(pathOrURL), err)
+		return fmt.Errorf("framework: add %s %s: %w", what, redact.URL(pathOrURL), err)
 	}
 	c.filesMu.Lock()
 	defer c.filesMu.Unlock()
@@ -186,7 +187,7 @@ func (c *Context) register(ref *backend.File, given string) (dup bool, err error
 		if sameContent(old, ref) {
 			return true, nil
 		}
-		return false, fmt.Errorf("%w: %q (from %s) is %s, %s was added before", ErrFileConflict, ref.Name, redactedURL(given), refContent(ref), refContent(old))
+		return false, fmt.Errorf("%w: %q (from %s) is %s, %s was added before", ErrFileConflict, ref.Name, redact.URL(given), refContent(ref), refContent(old))
 	}
 	c.files.byName[ref.Name] = ref
 	c.files.list = append(c.files.list[:len(c.files.list):len(c.files.list)], ref) // a new array: the loop holds the old one
@@ -241,17 +242,7 @@ func refContent(r *backend.File) string {
 	if r.SHA256 != "" {
 		return fmt.Sprintf("%s with sha256 %s", kind, r.SHA256)
 	}
-	return fmt.Sprintf("%s at %s", kind, redactedURL(r.URI))
-}
-
-// redactedURL drops a URL's query, fragment and user info (a presigned
-// URL's credential) for messages.
-func redactedURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.Scheme != "" && (u.RawQuery != "" || u.Fragment != "" || u.User != nil) {
-		u.RawQuery, u.Fragment, u.User = "", "", nil
-		return u.String() + "?…"
-	}
-	return s
+	return fmt.Sprintf("%s at %s", kind, redact.URL(r.URI))
 }
 
 // removeAddedFiles removes AddDir's archives (Stop, after the backend).

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/flint-mesos/flint/internal/redact"
 )
 
 // ChecksumFragment starts the fragment that gives a remote URL's SHA-256:
@@ -24,7 +26,7 @@ func SplitChecksum(raw string) (string, string, error) {
 	}
 	sum := strings.ToLower(frag[len(ChecksumFragment):])
 	if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
-		return "", "", fmt.Errorf("uri: %w: %s: the fragment #%s%s is not a SHA-256 (64 hex digits)", ErrInvalidURI, redactRaw(base), ChecksumFragment, frag[len(ChecksumFragment):])
+		return "", "", fmt.Errorf("uri: %w: %s: the fragment #%s%s is not a SHA-256 (64 hex digits)", ErrInvalidURI, redact.URL(base), ChecksumFragment, frag[len(ChecksumFragment):])
 	}
 	return base, sum, nil
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/internal/redact"
 )
 
 // Config configures a Fetcher. The zero value is usable.
@@ -150,11 +152,11 @@ func (f *Fetcher) Fetch(ctx context.Context, uris []mesos.CommandInfo_URI, sandb
 func (f *Fetcher) fetchOne(ctx context.Context, u *mesos.CommandInfo_URI, root *os.Root) (Result, error) {
 	src, err := parseURI(u.Value)
 	if err != nil {
-		return Result{}, fmt.Errorf("uri: fetch %q: %w", redactRaw(u.Value), err)
+		return Result{}, fmt.Errorf("uri: fetch %q: %w", redact.URL(strings.TrimSpace(u.Value)), err)
 	}
 	res, err := f.place(ctx, u, src, root)
 	if err != nil {
-		return Result{}, fmt.Errorf("uri: fetch %s: %w", src.redacted(), scrub(err, src.secrets()))
+		return Result{}, fmt.Errorf("uri: fetch %s: %w", src.redacted(), redact.Error(err, src.secrets()...))
 	}
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flint-mesos/flint/internal/redact"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
@@ -26,74 +27,24 @@ type source struct {
 	base string   // default output name (mesosBasename); "" when the URI has none
 }
 
-// redacted is the URI as shown in errors: passwords in http(s) user info
-// and token query parameters (Flint's file server takes ?token=) are masked.
-func (s source) redacted() string {
-	if s.url == nil {
-		return s.raw
-	}
-	u := *s.url
-	if u.RawQuery != "" {
-		u.RawQuery = RedactQuery(u.RawQuery)
-	}
-	return u.Redacted()
-}
+// redacted is the URI as shown in errors (redact.URL).
+func (s source) redacted() string { return redact.URL(s.raw) }
 
-// redactRaw masks credentials in a URI that did not pass parseURI.
-func redactRaw(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		if strings.Contains(strings.ToLower(raw), "token=") || strings.Contains(raw, "@") {
-			return "(unparsable URI with credentials; not shown)"
-		}
-		return raw
-	}
-	if u.RawQuery != "" {
-		u.RawQuery = RedactQuery(u.RawQuery)
-	}
-	return u.Redacted()
-}
-
-// secrets are the token values of the URI's query, which errors from the
-// HTTP client (which quote the URL) must not show.
+// secrets are the values of the URI's query, which errors from the HTTP
+// client (which quote the URL, maybe escaped) must not show.
 func (s source) secrets() []string {
 	if s.url == nil {
 		return nil
 	}
 	var out []string
-	for k, vs := range s.url.Query() {
-		if strings.EqualFold(k, "token") || strings.EqualFold(k, "access_token") {
-			for _, v := range vs {
-				if v != "" {
-					out = append(out, v, url.QueryEscape(v))
-				}
+	for _, vs := range s.url.Query() {
+		for _, v := range vs {
+			if v != "" {
+				out = append(out, v, url.QueryEscape(v))
 			}
 		}
 	}
 	return out
-}
-
-// scrubbed hides secrets in an error's text and keeps its chain for errors.Is.
-type scrubbed struct {
-	err     error
-	secrets []string
-}
-
-func (e scrubbed) Error() string {
-	msg := e.err.Error()
-	for _, s := range e.secrets {
-		msg = strings.ReplaceAll(msg, s, "REDACTED")
-	}
-	return msg
-}
-
-func (e scrubbed) Unwrap() error { return e.err }
-
-func scrub(err error, secrets []string) error {
-	if err == nil || len(secrets) == 0 {
-		return err
-	}
-	return scrubbed{err: err, secrets: secrets}
 }
 
 // parseURI applies Mesos' rules to a CommandInfo.URI value: leading
@@ -231,21 +182,4 @@ func outputName(u *mesos.CommandInfo_URI, s source) (string, error) {
 		return "", fmt.Errorf("%w: output_file %q names a directory", ErrInvalidURI, of)
 	}
 	return clean, nil
-}
-
-// RedactQuery returns raw with the value of every "token" parameter
-// replaced; a query that does not parse is not shown at all.
-func RedactQuery(raw string) string {
-	q, err := url.ParseQuery(raw)
-	if err != nil {
-		return "(malformed; not logged)"
-	}
-	for k, vs := range q {
-		if strings.EqualFold(k, "token") || strings.EqualFold(k, "access_token") {
-			for i := range vs {
-				vs[i] = "REDACTED"
-			}
-		}
-	}
-	return q.Encode()
 }

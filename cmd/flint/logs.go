@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flint-mesos/flint/framework/sandbox"
+	"github.com/flint-mesos/flint/internal/redact"
 )
 
 func mesosLogsCommand() *cobra.Command {
@@ -52,8 +53,20 @@ func baseURL(addr string) string {
 }
 
 // readSandboxFile copies a sandbox file through the agent's /files/read,
-// page by page; with follow it polls for growth until ctx ends.
-func readSandboxFile(ctx context.Context, out io.Writer, s sandbox.Sandbox, name string, follow bool) error {
+// page by page, URLs redacted (Mesos' fetcher logs the URIs it fetched,
+// file server token included); with follow it polls for growth until ctx
+// ends.
+func readSandboxFile(ctx context.Context, out io.Writer, s sandbox.Sandbox, name string, follow bool) (err error) {
+	w := redact.NewWriter(out)
+	defer func() {
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+	}()
+	return copySandboxFile(ctx, w, s, name, follow)
+}
+
+func copySandboxFile(ctx context.Context, out io.Writer, s sandbox.Sandbox, name string, follow bool) error {
 	var offset int64
 	for {
 		data, err := s.Read(ctx, http.DefaultClient, name, offset, 1<<20)

@@ -22,6 +22,7 @@ type fakeAgent struct {
 	mu      sync.Mutex
 	content string
 	paths   []string
+	page    int // the most bytes one read answers; 0: no limit
 }
 
 func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -36,6 +37,9 @@ func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		data := ""
 		if off < len(f.content) {
 			data = f.content[off:]
+		}
+		if f.page > 0 && len(data) > f.page {
+			data = data[:f.page]
 		}
 		json.NewEncoder(w).Encode(map[string]any{"data": data, "offset": off})
 	default:
@@ -136,4 +140,23 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// TestLogsMaskTheFetchToken reads a stderr holding the line Mesos' fetcher
+// writes, with the file server's token, in pages that cut the token in
+// two: no part of it is printed.
+func TestLogsMaskTheFetchToken(t *testing.T) {
+	const token = "fetch-token-0123456789"
+	line := "I1201 13:35:52.810487 fetcher: Fetching URI 'http://127.0.0.1:36269/files/dc83/myjob?token=" + token + "'\n"
+	for _, page := range []int{0, 7, len(line) - len(token) + 4} {
+		agent := &fakeAgent{content: "first\n" + line + "last", page: page}
+		as := httptest.NewServer(agent)
+		var out bytes.Buffer
+		err := readSandboxFile(context.Background(), &out, sandbox.Sandbox{AgentURL: as.URL, Dir: "/d"}, "stderr", false)
+		as.Close()
+		want := "first\nI1201 13:35:52.810487 fetcher: Fetching URI 'http://127.0.0.1:36269/files/dc83/myjob?token=*****'\nlast"
+		if err != nil || out.String() != want {
+			t.Errorf("pages of %d bytes: %q, %v; want %q", page, out.String(), err, want)
+		}
+	}
 }

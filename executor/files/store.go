@@ -19,6 +19,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/proto/flintpb"
 	"github.com/flint-mesos/flint/uri"
 	"github.com/flint-mesos/flint/uri/fileserver"
@@ -249,16 +250,7 @@ func describe(r *flintpb.FileRef) string {
 	if r.Sha256 != "" {
 		return "sha256 " + r.Sha256
 	}
-	return uriForLog(r.Uri)
-}
-
-// uriForLog drops a URL's query and fragment (a presigned URL's credential).
-func uriForLog(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Scheme != "" {
-		u.RawQuery, u.Fragment, u.User = "", "", nil
-		return u.String()
-	}
-	return raw
+	return redact.URL(r.Uri)
 }
 
 // directory returns the store's directory, creating it.
@@ -293,7 +285,7 @@ func (s *Store) fetch(ctx context.Context, ref *flintpb.FileRef, token string) (
 	if err != nil {
 		return "", err
 	}
-	log := s.log.WithFields(logrus.Fields{"file": ref.Name, "uri": uriForLog(ref.Uri)})
+	log := s.log.WithFields(logrus.Fields{"file": ref.Name, "uri": redact.URL(ref.Uri)})
 	wait := s.cfg.Backoff
 	for attempt := 1; ; attempt++ {
 		p, err := s.fetchOnce(ctx, dir, ref, token)
@@ -301,7 +293,7 @@ func (s *Store) fetch(ctx context.Context, ref *flintpb.FileRef, token string) (
 			log.WithField("attempt", attempt).Debug("file fetched")
 			return p, nil
 		}
-		err = fmt.Errorf("files: fetch %q from %s (attempt %d of %d): %w", ref.Name, uriForLog(ref.Uri), attempt, s.cfg.Attempts, err)
+		err = fmt.Errorf("files: fetch %q from %s (attempt %d of %d): %w", ref.Name, redact.URL(ref.Uri), attempt, s.cfg.Attempts, err)
 		var perm permanent
 		if attempt >= s.cfg.Attempts || ctx.Err() != nil || errors.As(err, &perm) {
 			return "", err

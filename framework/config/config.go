@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/proto/contract"
 )
 
@@ -23,7 +24,7 @@ var (
 )
 
 // Redaction replaces secret values in Redacted and in logs.
-const Redaction = "*****"
+const Redaction = redact.Mask
 
 // Layer is where a value came from. Later layers override earlier ones.
 type Layer int

@@ -10,11 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/internal/redact"
 )
 
 // ErrNotFound means the master knows no such task, or its agent is gone.
@@ -309,17 +310,10 @@ func Describe(ctx context.Context, c *http.Client, master string, d Death) strin
 	default:
 		fmt.Fprintf(&b, "\n  last %d lines of its stderr:", len(lines))
 		for _, l := range lines {
-			b.WriteString("\n    " + redactTokens(l))
+			b.WriteString("\n    " + redact.Text(l))
 		}
 	}
 	fmt.Fprintf(&b, "\n  its sandbox: %s on %s; print its stderr with: flint mesos logs --master %s --framework %s --stderr %s",
 		sb.Dir, d.Host, strings.TrimPrefix(master, "http://"), d.FrameworkID, d.ExecutorID)
 	return b.String()
 }
-
-// tokenParam matches a token in a URL's query, as an agent's fetcher logs
-// the URLs it fetches into the sandbox's stderr.
-var tokenParam = regexp.MustCompile(`([?&](?:token|access_token|secret)=)[^&\s'"]+`)
-
-// redactTokens hides URL tokens in a line shown to the user.
-func redactTokens(line string) string { return tokenParam.ReplaceAllString(line, "${1}*****") }

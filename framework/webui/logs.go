@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/uistore"
+	"github.com/flint-mesos/flint/internal/redact"
 )
 
 // logTail is how much of a sandbox log a page shows: its end.
@@ -73,7 +74,11 @@ func (s *server) tail(ctx context.Context, sb Sandbox, file string) (logData, er
 	if err := s.filesRead(ctx, sb.AgentURL, p, from, logTail, &page); err != nil {
 		return logData{}, err
 	}
-	return logData{Where: sb.AgentURL + "/files/read?path=" + url.QueryEscape(p), Text: page.Data, Size: size.Offset,
+	text := redact.Text(page.Data)
+	if from > 0 {
+		text = redact.Tail(page.Data) // its first word may end a cut URL
+	}
+	return logData{Where: sb.AgentURL + "/files/read?path=" + url.QueryEscape(p), Text: text, Size: size.Offset,
 		Shown: int64(len(page.Data)), Truncated: from > 0}, nil
 }
 

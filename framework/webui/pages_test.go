@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -92,5 +93,43 @@ func TestExecutorLogsComeFromTheAgentsFilesEndpoint(t *testing.T) {
 	_, body = get(t, srv, "/api/v1/applications/app-1/executors")
 	if err := json.Unmarshal([]byte(body), &xs); err != nil || !strings.HasSuffix(xs[0].ExecutorLogs["stdout"], "/executors/logs/?id=1&file=stdout") {
 		t.Fatalf("executorLogs = %+v (%v)", xs, err)
+	}
+}
+
+// TestExecutorLogsMaskTheFetchToken: Mesos' fetcher writes the URIs it
+// fetched into the sandbox's stderr, the file server's token included;
+// the logs page shows neither it nor the end of one cut by the page's
+// window.
+func TestExecutorLogsMaskTheFetchToken(t *testing.T) {
+	const token = "fetch-token-0123456789"
+	fetched := "I1201 13:35:52.810487 fetcher: Fetching URI 'http://127.0.0.1:36269/files/dc83/myjob?token=" + token + "'\n"
+	for _, stderr := range []string{
+		fetched + "FATAL: the disk is on fire\n",
+		// the window of the last logTail bytes starts inside the token
+		fetched + strings.Repeat("y", logTail-len(token)/2-len("'\n")) + "\nFATAL: the disk is on fire\n",
+	} {
+		agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			if q.Get("offset") == "-1" {
+				_ = json.NewEncoder(w).Encode(filesRead{Offset: int64(len(stderr))})
+				return
+			}
+			off, _ := strconv.Atoi(q.Get("offset"))
+			_ = json.NewEncoder(w).Encode(filesRead{Offset: int64(off), Data: stderr[off:]})
+		}))
+		srv := serve(t, Options{Sandbox: func(_ context.Context, id string) (Sandbox, error) {
+			return Sandbox{AgentURL: agent.URL, Dir: "/work/x"}, nil
+		}})
+		code, body := get(t, srv, "/executors/logs/?id=1&file=stderr")
+		agent.Close()
+		if code != http.StatusOK || !strings.Contains(body, "FATAL: the disk is on fire") {
+			t.Fatalf("logs page: %d\n%s", code, body[max(0, len(body)-600):])
+		}
+		if strings.Contains(body, token[len(token)/2:]) {
+			t.Fatalf("the page shows (part of) the fetch token:\n%s", body[max(0, len(body)-600):])
+		}
+		if len(stderr) <= logTail && !strings.Contains(body, "token=*****") {
+			t.Fatalf("the page does not show the masked URL:\n%s", body[max(0, len(body)-600):])
+		}
 	}
 }

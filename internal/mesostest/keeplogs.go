@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flint-mesos/flint/internal/redact"
 )
 
 // EnvLogDir names a directory where every test using this package keeps its
@@ -68,7 +70,7 @@ func keepSandboxLogs(t testing.TB, workDir string) {
 			return err
 		}
 		rel, _ := filepath.Rel(workDir, p)
-		return os.WriteFile(filepath.Join(d, strings.ReplaceAll(rel, string(filepath.Separator), "_")), b, 0o644)
+		return os.WriteFile(filepath.Join(d, strings.ReplaceAll(rel, string(filepath.Separator), "_")), []byte(redact.Text(string(b))), 0o644)
 	})
 	if err != nil {
 		t.Errorf("keep sandbox logs: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/uri"
 )
 
@@ -36,7 +37,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		"remote": r.RemoteAddr, "duration": time.Since(start).Round(time.Microsecond).String(),
 	}
 	if r.URL.RawQuery != "" {
-		fields["query"] = uri.RedactQuery(r.URL.RawQuery)
+		fields["query"] = redact.Query(r.URL.RawQuery)
 	}
 	if status == http.StatusConflict || status == http.StatusGone {
 		s.log.WithFields(fields).Warn("file changed or removed since it was added; refused")

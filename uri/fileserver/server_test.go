@@ -26,6 +26,7 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/uri"
 )
 
@@ -200,7 +201,7 @@ func TestServerAuth(t *testing.T) {
 	if strings.Contains(logs.String(), tok) || strings.Contains(logs.String(), wrongTok) || strings.Contains(logs.String(), tok[:40]) {
 		t.Fatalf("a token was logged:\n%s", logs.String())
 	}
-	if !strings.Contains(logs.String(), "token=REDACTED") || !strings.Contains(logs.String(), "status=401") {
+	if !strings.Contains(logs.String(), "token="+redact.Mask) || !strings.Contains(logs.String(), "status=401") {
 		t.Fatalf("requests not logged with the query redacted:\n%s", logs.String())
 	}
 
@@ -685,7 +686,7 @@ func TestFetchErrorsNeverShowTheQueryToken(t *testing.T) {
 		if err == nil {
 			t.Fatalf("fetch of %s succeeded", raw)
 		}
-		if strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "REDACTED") {
+		if strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "token="+redact.Mask) {
 			t.Fatalf("error shows the token or hides nothing: %v", err)
 		}
 	}

@@ -7,7 +7,7 @@
 //     flint.mesos.executor.command, flint.mesos.uris, flint.executorEnv.*,
 //     flint.mesos.constraints, executor memory and its overhead), validated;
 //   - ServeExecutor: the executor binary agents fetch, by default the driver's own executable
-//     served by a fileserver.Server behind a token that never reaches the logs (WithToken, RedactURI);
+//     served by a fileserver.Server behind a token that never reaches the logs (WithToken; logged through redact.URL);
 //   - Subscribe: the mesosconn configuration and SUBSCRIBE both backends' Start perform.
 //
 // Errors carry no package prefix: the backends wrap them with theirs ("coarse: ", "fine: ").

@@ -13,6 +13,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
+	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/internal/uuid"
 	"github.com/flint-mesos/flint/uri/fileserver"
 )
@@ -76,7 +77,7 @@ func ServeExecutor(configured, sha256 string, addr Addr, log logrus.FieldLogger)
 		return nil, Executable{}, fmt.Errorf("file server: %w", err)
 	}
 	if configured != "" {
-		return fs, Executable{URI: configured, Name: URIBase(configured), Log: RedactURI(configured), SHA256: sha256, log: log}, nil
+		return fs, Executable{URI: configured, Name: URIBase(configured), Log: redact.URL(configured), SHA256: sha256, log: log}, nil
 	}
 	fu, err := fs.AddExecutable()
 	if err != nil {

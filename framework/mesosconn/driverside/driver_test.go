@@ -15,6 +15,7 @@ import (
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/internal/redact"
 )
 
 func TestMasterURL(t *testing.T) {
@@ -50,7 +51,7 @@ func TestServeExecutor(t *testing.T) {
 	log.SetOutput(io.Discard)
 	sum := strings.Repeat("ab", 32)
 	fs, exe, err := ServeExecutor("https://u:p@h/flint?sig=x", sum, Addr{Host: "127.0.0.1"}, log)
-	if err != nil || exe.URI != "https://u:p@h/flint?sig=x" || exe.Log != "https://REDACTED@h/flint?REDACTED" || exe.Name != "flint" || exe.SHA256 != sum {
+	if err != nil || exe.URI != "https://u:p@h/flint?sig=x" || exe.Log != "https://*****@h/flint?sig=*****" || exe.Name != "flint" || exe.SHA256 != sum {
 		t.Errorf("configured: %+v %v", exe, err)
 	}
 	// the server still runs, for the files a job adds, but serves no binary
@@ -146,7 +147,7 @@ func tokenOf(t *testing.T, rawURL string) string {
 	}
 	tok := u.Query().Get("token")
 	if len(tok) < 32 {
-		t.Fatalf("%s carries no fetch credential", RedactURI(rawURL))
+		t.Fatalf("%s carries no fetch credential", redact.URL(rawURL))
 	}
 	return tok
 }

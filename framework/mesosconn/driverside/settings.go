@@ -9,6 +9,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
+	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/uri/fileserver"
 )
 
@@ -84,19 +85,19 @@ func ReadExecutor(cfg *config.Config) (Executor, []error) {
 		if u = strings.TrimSpace(u); u != "" {
 			e.ExtraURIs = append(e.ExtraURIs, u)
 			if URIBase(u) == "" {
-				errs = append(errs, fmt.Errorf("flint.mesos.uris: %q names no file (its path must end in a file name)", RedactURI(u)))
+				errs = append(errs, fmt.Errorf("flint.mesos.uris: %q names no file (its path must end in a file name)", redact.URL(u)))
 			}
 		}
 	}
 	if e.URI != "" && URIBase(e.URI) == "" {
-		errs = append(errs, fmt.Errorf("flint.executor.uri %q names no file (its path must end in a file name)", RedactURI(e.URI)))
+		errs = append(errs, fmt.Errorf("flint.executor.uri %q names no file (its path must end in a file name)", redact.URL(e.URI)))
 	}
 	if sum, err := hex.DecodeString(e.SHA256); e.SHA256 != "" && (err != nil || len(sum) != sha256.Size) {
 		errs = append(errs, fmt.Errorf("flint.executor.sha256 %q is not a SHA-256 (64 hex digits)", e.SHA256))
 	}
 	if e.Command == "" && e.URI != "" {
 		if IsArchive(e.URI) {
-			errs = append(errs, fmt.Errorf("flint.executor.uri %q is an archive: set flint.mesos.executor.command to the executable inside it", RedactURI(e.URI)))
+			errs = append(errs, fmt.Errorf("flint.executor.uri %q is an archive: set flint.mesos.executor.command to the executable inside it", redact.URL(e.URI)))
 		}
 		e.Command = "./" + URIBase(e.URI)
 	}

@@ -64,22 +64,3 @@ func WithToken(u, token string) string {
 	}
 	return base
 }
-
-// RedactURI removes the query (which may hold a token) and user info from
-// a URI before it is logged.
-func RedactURI(u string) string {
-	frag := ""
-	if i := strings.Index(u, "#"); i >= 0 {
-		u, frag = u[:i], u[i:]
-	}
-	if i := strings.Index(u, "?"); i >= 0 {
-		u = u[:i] + "?REDACTED"
-	}
-	if i := strings.Index(u, "://"); i >= 0 {
-		rest := u[i+3:]
-		if at := strings.Index(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-			u = u[:i+3] + "REDACTED@" + rest[at+1:]
-		}
-	}
-	return u + frag
-}

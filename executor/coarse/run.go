@@ -23,6 +23,7 @@ import (
 	"github.com/flint-mesos/flint/executor/jobconf"
 	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -216,7 +217,7 @@ func (c *client) ensureRuntime(set *flintpb.ExecutorSettings) error {
 	if withShuffle {
 		// Listen where the driver is reachable from; report the host.
 		if h, _, err := net.SplitHostPort(strings.TrimPrefix(c.cfg.DriverURL, "grpc://")); err == nil {
-			shuffleSet.Bind = shuffleenv.LocalIPTowards(h)
+			shuffleSet.Bind = localip.TowardsOrEmpty(h)
 		}
 		if env, err := shuffleenv.Start(shuffleSet, true, c.log); err != nil {
 			// Tasks that shuffle fail (no shuffle in their context);

@@ -15,6 +15,7 @@ import (
 	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/executor/jobconf"
 	"github.com/flint-mesos/flint/executor/shuffleenv"
+	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -297,7 +298,7 @@ func (e *Executor) startShuffle(set Settings, agentHost string) (*shuffleenv.Env
 		return nil, nil
 	}
 	ss.Host = cmp.Or(ss.Host, "127.0.0.1")
-	ss.Bind = shuffleenv.LocalIPTowards(set.DriverHost)
+	ss.Bind = localip.TowardsOrEmpty(set.DriverHost)
 	sh, err := shuffleenv.Start(ss, true, e.log)
 	if err != nil {
 		// Tasks that shuffle fail (no shuffle in their context); the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/proto/contract"
 )
 
@@ -33,7 +34,7 @@ const certValidity = 5 * 365 * 24 * time.Hour
 // startResultServer listens on the local address that routes to the
 // driver (all addresses when that cannot be found).
 func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogger) (*resultServer, error) {
-	host := localIPTowards(set.DriverHost)
+	host := localip.TowardsOrEmpty(set.DriverHost)
 	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("fine: result server: %w", err)
@@ -102,19 +103,6 @@ func resultHandler(secret string, rt *executor.Runtime, log logrus.FieldLogger) 
 		}
 		log.Debugf("fine: result %s: %s", block, r.Method)
 	})
-}
-
-// localIPTowards is the local IP used to reach host ("" when unknown).
-func localIPTowards(host string) string {
-	if host == "" {
-		return ""
-	}
-	c, err := net.Dial("udp", net.JoinHostPort(host, "9"))
-	if err != nil {
-		return ""
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).IP.String()
 }
 
 func nilCtx() context.Context { return context.Background() }

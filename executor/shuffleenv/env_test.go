@@ -21,6 +21,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/internal/localip"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -318,8 +319,8 @@ func TestDriverPropertiesGiveEveryExecutorTheSameApplication(t *testing.T) {
 	if _, err := shuffleenv.DriverProperties(c, ""); err == nil {
 		t.Fatal("no secret accepted")
 	}
-	if ip := shuffleenv.LocalIPTowards("127.0.0.1"); ip != "127.0.0.1" {
-		t.Fatalf("LocalIPTowards(127.0.0.1) = %q", ip)
+	if ip := localip.TowardsOrEmpty("127.0.0.1"); ip != "127.0.0.1" {
+		t.Fatalf("localip.TowardsOrEmpty(127.0.0.1) = %q", ip)
 	}
 }
 

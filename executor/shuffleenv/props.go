@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"time"
 
@@ -94,19 +93,4 @@ func DriverProperties(c *config.Config, secret string) (map[string]string, error
 		return nil, err
 	}
 	return s.Properties(), nil
-}
-
-// LocalIPTowards is the local IP this host uses to reach host (a name or
-// an IP), "" when it cannot tell: the address an executor's shuffle server
-// listens on, reachable from wherever the driver is.
-func LocalIPTowards(host string) string {
-	if host == "" {
-		return ""
-	}
-	c, err := net.Dial("udp", net.JoinHostPort(host, "9"))
-	if err != nil {
-		return ""
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).IP.String()
 }

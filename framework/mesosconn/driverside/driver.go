@@ -3,7 +3,6 @@ package driverside
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
+	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/internal/uuid"
 	"github.com/flint-mesos/flint/uri/fileserver"
@@ -44,14 +44,9 @@ func DriverHost(configured string, m backend.Master) (string, error) {
 		}
 		target = u.ZKServers[0]
 	}
-	c, err := net.Dial("udp", target)
+	h, err := localip.Towards(target)
 	if err != nil {
 		return "", fmt.Errorf("cannot find a local address towards %s (set flint.driver.host): %w", target, err)
-	}
-	defer c.Close()
-	h, _, err := net.SplitHostPort(c.LocalAddr().String())
-	if err != nil {
-		return "", fmt.Errorf("local address: %w", err)
 	}
 	return h, nil
 }

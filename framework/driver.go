@@ -11,6 +11,7 @@ import (
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/internal/mailbox"
 )
 
 // driver is the driver loop, as etcd raft's node is the loop around
@@ -32,12 +33,11 @@ type driver struct {
 	bus     *event.Bus
 	log     logrus.FieldLogger
 
+	// inbox holds the inputs for the loop; closed when the loop ended (or
+	// is stopped before it started): inputs are dropped then.
+	inbox   *mailbox.Mailbox[input]
 	mu      sync.Mutex
-	queue   []input
-	spare   []input
-	closed  bool // the loop ended: inputs are dropped
 	started bool
-	wake    chan struct{}
 	done    chan struct{} // closed when the loop ends
 
 	fetches   sync.WaitGroup
@@ -114,7 +114,7 @@ func newDriver(core *scheduler.TaskScheduler, now func() time.Time, bus *event.B
 	ctx, cancel := context.WithCancel(context.Background())
 	return &driver{
 		core: newDriverCore(core, log, bus.Listening), now: now, bus: bus, log: log,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		inbox: mailbox.New[input](), done: make(chan struct{}),
 		fetchCtx: ctx, stopFetch: cancel,
 	}
 }
@@ -122,32 +122,7 @@ func newDriver(core *scheduler.TaskScheduler, now func() time.Time, bus *event.B
 var _ backend.Driver = (*driver)(nil)
 
 // enqueue queues an input for the loop; false once the loop ended.
-func (d *driver) enqueue(in input) bool {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return false
-	}
-	d.queue = append(d.queue, in)
-	first := len(d.queue) == 1
-	d.mu.Unlock()
-	if first {
-		select {
-		case d.wake <- struct{}{}:
-		default:
-		}
-	}
-	return true
-}
-
-// take swaps the queue for the loop's spare slice.
-func (d *driver) take(spare []input) []input {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	q := d.queue
-	d.queue = spare[:0]
-	return q
-}
+func (d *driver) enqueue(in input) bool { return d.inbox.Put(in) }
 
 // start runs the loop, ticking the core's timers every tickEvery.
 func (d *driver) start(tickEvery time.Duration) {
@@ -165,23 +140,17 @@ func (d *driver) run(tickEvery time.Duration) {
 	for {
 		ticked := false
 		select {
-		case <-d.wake:
+		case <-d.inbox.Wake():
 		case <-t.C:
 			ticked = true
 		}
-		ins = d.take(ins)
+		ins = d.inbox.Take(ins)
 		if ticked {
 			ins = append(ins, tickInput{})
 		}
 		d.step(ins)
-		clear(ins)
 		if d.core.stopped {
-			d.mu.Lock()
-			d.closed = true
-			rest := d.queue
-			d.queue = nil
-			d.mu.Unlock()
-			d.step(rest)
+			d.step(d.inbox.Close())
 			return
 		}
 	}
@@ -242,9 +211,9 @@ func (d *driver) startFetch(f fetch) {
 func (d *driver) query(fn func(c *driverCore, now time.Time)) {
 	q := &queryInput{fn: fn, done: make(chan struct{})}
 	d.mu.Lock()
-	running := d.started && !d.closed
+	started := d.started
 	d.mu.Unlock()
-	if running && d.enqueue(q) {
+	if started && d.enqueue(q) {
 		<-q.done
 		return
 	}
@@ -272,7 +241,7 @@ func (d *driver) stop() {
 	d.mu.Lock()
 	started := d.started
 	if !started {
-		d.closed = true
+		d.inbox.Close()
 	}
 	d.mu.Unlock()
 	if started && d.enqueue(stopInput{}) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mesos/mesos-go/api/v1/lib/recordio"
 	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/internal/mailbox"
 )
 
 // HTTP paths of the transport, served by the master next to its public APIs.
@@ -134,42 +136,20 @@ func statusOf(err error) int {
 // streamAgent is the master's handle on an agent connected over HTTP:
 // Deliver queues messages (never blocking the master) for the stream writer.
 type streamAgent struct {
-	mu     sync.Mutex
-	queue  []MasterMessage
-	wake   chan struct{}
-	closed bool
+	inbox *mailbox.Mailbox[MasterMessage]
 }
 
-func newStreamAgent() *streamAgent { return &streamAgent{wake: make(chan struct{}, 1)} }
+func newStreamAgent() *streamAgent { return &streamAgent{inbox: mailbox.New[MasterMessage]()} }
 
 // Deliver implements Agent.
 func (s *streamAgent) Deliver(m MasterMessage) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	if !s.inbox.Put(m) {
 		return ErrClosed
-	}
-	s.queue = append(s.queue, m)
-	select {
-	case s.wake <- struct{}{}:
-	default:
 	}
 	return nil
 }
 
-func (s *streamAgent) close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-}
-
-func (s *streamAgent) take() []MasterMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.queue
-	s.queue = nil
-	return q
-}
+func (s *streamAgent) close() { s.inbox.Close() }
 
 // pump writes the Registered record, then queued messages, until the
 // request ends or a write fails.
@@ -181,9 +161,9 @@ func (s *streamAgent) pump(ctx context.Context, w http.ResponseWriter, first *Re
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.wake:
+		case <-s.inbox.Wake():
 		}
-		for _, m := range s.take() {
+		for _, m := range s.inbox.Take(nil) {
 			if err := writeRecord(w, &m); err != nil {
 				return err
 			}

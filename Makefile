@@ -6,12 +6,20 @@ PKGS := ./...
 FUZZTIME ?= 10s
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all build test vet e2e bench bench-datasets bench-datasets-full generate check-generate lint tools fuzz-smoke stress stress-jobs
+.PHONY: versitygw all build test vet e2e bench bench-datasets bench-datasets-full generate check-generate lint tools fuzz-smoke stress stress-jobs
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/flint ./cmd/flint
+
+## versitygw: the S3-compatible server the storage tests start (internal/s3server), built from
+## its Go module at a pinned version into bin/.
+VERSITYGW_VERSION := v1.8.0
+versitygw: $(BIN)/.versitygw-$(VERSITYGW_VERSION)
+$(BIN)/.versitygw-$(VERSITYGW_VERSION):
+	GOBIN=$(BIN) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+	touch $@
 
 tools:
 	GOBIN=$(BIN) $(GO) install github.com/gogo/protobuf/protoc-gen-gogofaster
@@ -35,7 +43,7 @@ lint: vet
 ## The suite keeps every log it produces (go test's output, drivers' and clusters' logs, every
 ## sandbox's stdout/stderr) in $(TESTLOGS) and fails if a test secret is in any (scripts/check-test-secrets).
 TESTLOGS := $(BIN)/testlogs
-test: lint
+test: lint versitygw
 	@rm -rf $(TESTLOGS) && mkdir -p $(TESTLOGS)
 	set -o pipefail; FLINT_TEST_LOG_DIR=$(TESTLOGS) $(GO) test -race -count=1 -timeout 20m $(PKGS) 2>&1 | tee $(TESTLOGS)/go-test.log
 	scripts/check-test-secrets $(TESTLOGS)

@@ -83,9 +83,10 @@ const (
 	GroupMesos       = "Mesos"
 	GroupLogging     = "Logging and console"
 	GroupUI          = "Web UI, metrics and event log"
+	GroupStorage     = "Storage: files and S3"
 )
 
-var groupOrder = []string{GroupApplication, GroupExecution, GroupScheduling, GroupSpeculation, GroupExclusion, GroupShuffle, GroupMesos, GroupLogging, GroupUI}
+var groupOrder = []string{GroupApplication, GroupExecution, GroupScheduling, GroupSpeculation, GroupExclusion, GroupShuffle, GroupStorage, GroupMesos, GroupLogging, GroupUI}
 
 const (
 	mesosUsed = " Used by the Mesos backends (coarse and fine)."
@@ -181,8 +182,6 @@ var table = []Key{
 	// Shuffle.
 	{Name: "flint.default.parallelism", Kind: KindInt, Min: "1", Group: GroupShuffle,
 		Doc: "Partitions of a dataset's wide operations (reduceByKey, join, …) and of `Parallelize`/`Range` when the job does not say. Unset: the cores the backend has (local: its threads), at least 2, as Spark's `spark.default.parallelism`."},
-	{Name: "flint.files.maxPartitionBytes", Kind: KindSize, Default: "128m", SizeUnit: Byte, Min: "1", Group: GroupShuffle,
-		Doc: "Largest byte range of an input file one task of `dataset.TextFile` reads (Spark's `spark.files.maxPartitionBytes`); splits end at line boundaries. A bare number is in bytes."},
 	{Name: "flint.shuffle.memoryFraction", Kind: KindFloat, Default: "0.2", Group: GroupShuffle,
 		Doc: "Share of `flint.executor.memory` an executor's running map and reduce tasks may use for shuffle buffers (sorting, map-side combine, fetched blocks), split fairly between running tasks; a task that reaches its share spills sorted runs to disk. Ignored when `flint.shuffle.memory` is set."},
 	{Name: "flint.shuffle.memory", Kind: KindSize, SizeUnit: MiB, Group: GroupShuffle,
@@ -341,6 +340,7 @@ var (
 )
 
 func init() {
+	table = append(table, storageKeys...)
 	byLower = make(map[string]*Key, len(table))
 	for i := range table {
 		k := &table[i]

@@ -1,0 +1,37 @@
+// Package s3 is storage's "s3" scheme (also "s3a" and "s3n", the names Spark jobs use) for
+// AWS S3 and S3-compatible stores (MinIO, Ceph RGW, SeaweedFS, Versity's gateway): any
+// region, an endpoint of one's own (flint.s3.endpoint), path-style or virtual-host bucket
+// addressing (flint.s3.pathStyleAccess). Importing it registers the schemes.
+//
+// # Client
+//
+// It uses aws-sdk-go-v2 rather than minio-go because the commit protocol (storage's doc)
+// rests on three operations that are first-class, typed calls there — CreateMultipartUpload
+// / UploadPart / CompleteMultipartUpload (a task's write stays invisible until the driver
+// completes it), AbortMultipartUpload, and ListMultipartUploads by prefix (how the driver
+// finds and aborts the uploads of killed writers and speculative losers it never heard
+// from) — where minio-go keeps them in its lower-level Core type beside a PutObject that
+// hides them; and because its credential chain is the standard one users already configure
+// (environment, AWS_PROFILE with the shared config and credentials files, SSO, web
+// identity, the instance's role, session tokens), with a standard retryer (jittered
+// exponential back-off) we bound with flint.s3.maxAttempts and flint.s3.maxBackoff.
+// Request checksums are sent only when an operation requires them, so stores that predate
+// the SDK's default CRC checksums work.
+//
+// # Credentials
+//
+// flint.s3.accessKey and flint.s3.secretKey (with flint.s3.sessionToken for temporary
+// credentials), or their .file variants, replace the SDK's chain. They are declared
+// secrets: redacted from logs, the UI and the event log, sent to executors with the job's
+// secrets only (never in a URI: requests are signed, never presigned), and no error quotes
+// them. Without them each process — driver and executors — uses the AWS chain of its own
+// environment: the usual way to give executors keys without sending them from the driver
+// is a Mesos secret exposed as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+// (flint.mesos.executor.secret.names and .envkeys).
+//
+// # Consistency
+//
+// Reads carry If-Match with the ETag the driver listed, so an object replaced between
+// listing and reading fails the task with storage.ErrChanged; a deleted one with
+// storage.ErrNotExist.
+package s3

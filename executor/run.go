@@ -106,6 +106,8 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 	switch {
 	case errors.Is(err, task.ErrDecode), errors.Is(err, task.ErrEncode):
 		o.failure = failure(flintpb.FailureKind_DECODE_ERROR, err.Error())
+	case errors.Is(err, task.ErrNotRetryable):
+		o.failure = failure(flintpb.FailureKind_NOT_RETRYABLE, err.Error())
 	case err != nil:
 		o.failure = failure(flintpb.FailureKind_EXCEPTION, err.Error())
 	default:

@@ -19,9 +19,20 @@ import (
 // driver moves the part files into dir and writes dir/_SUCCESS. A job
 // that fails leaves no part files in dir. dir must not exist or be
 // empty, and be writable by the executors and the driver alike (a shared
-// file system, or one host).
+// file system, or one host). A relative dir is resolved against the
+// driver's working directory when the job is planned, as TextFile's
+// inputs are; an executor that cannot open it fails the job at once
+// (ErrInputUnreadable).
 func SaveAsTextFile(ds Dataset[string], dir string) error {
 	b := ds.n.b
+	if b.Driver() || b.replay.captured == nil { // else an executor's replay is past its action
+		b.freeze(fmt.Sprintf("output:%d", b.actions), func() any {
+			if abs, err := filepath.Abs(dir); err == nil {
+				return abs
+			}
+			return dir
+		}, &dir)
+	}
 	tmp := filepath.Join(dir, "_temporary")
 	if b.Driver() {
 		if err := prepareOutput(dir); err != nil {
@@ -80,6 +91,10 @@ func writePart(tc *taskContext, ds Dataset[string], tmp string, p int) (string, 
 	attempt := filepath.Join(tmp, "."+name+"-attempt-"+hex.EncodeToString(id[:]))
 	f, err := os.Create(attempt)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// the driver made tmp: this executor does not see the driver's files
+			return "", unreadableInput(tmp, err)
+		}
 		return "", fmt.Errorf("dataset: write output: %w", err)
 	}
 	defer os.Remove(attempt)

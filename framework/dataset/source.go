@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/internal/plural"
 )
 
 // Parallelize splits xs into parts partitions (the default parallelism
@@ -68,20 +73,36 @@ type Split struct {
 // TextFile is the lines of the files at paths (files, directories, globs,
 // http(s):// URLs), without their '\n', one partition per split of at most
 // flint.files.maxPartitionBytes. The driver lists the files and plans the
-// splits (frozen with the job); the executors read them — every path must
-// be readable from the executors (a shared file system, the same path on
-// every agent, or a URL). A line belongs to the split its first byte is
-// in. A split's host, where the driver knows it, is its task's locality
-// preference (splitHosts: a URL's host; the driver's host for a file on
-// a local-disk file system, not on a network one).
+// splits (frozen with the job); the executors read them. A relative path
+// is resolved against the driver's working directory when the job is
+// planned, so the same command works on every master; the path must then
+// be readable from the executors under that absolute name (one host, a
+// shared file system mounted at the same path on every agent, or a URL).
+// An executor that cannot read it fails the job at once, naming the path
+// and its host, instead of retrying the task (ErrInputUnreadable).
+//
+// A directory's files are its regular files, recursively, except names
+// starting with '.' or '_' (as Hadoop's input formats skip) and files that
+// are not text: a file whose first 8 KiB hold a NUL byte (the rule grep
+// and git use) is skipped with one warning naming it, so a directory of
+// documents with images is counted by its text only. A file named
+// explicitly, or matched by a glob, is read whatever it holds. A path or
+// glob matching nothing is an error; an input with no bytes at all is a
+// warning.
+//
+// A line belongs to the split its first byte is in. A split's host, where
+// the driver knows it, is its task's locality preference (splitHosts: a
+// URL's host; the driver's host for a file on a local-disk file system,
+// not on a network one).
 func TextFile(b *Builder, paths ...string) Dataset[string] {
 	info := b.newInfo("textFile", typeName[string](), 0, nil, nil)
 	var plan splitPlan
 	b.freeze("splits:"+string(info.id), func() any {
-		s, err := planSplits(paths, b.settings.MaxPartitionBytes)
+		s, warnings, err := planSplits(paths, b.settings.MaxPartitionBytes)
 		if err != nil {
 			return splitPlan{Err: err.Error()}
 		}
+		b.warn(warnings...)
 		return splitPlan{Splits: s}
 	}, &plan)
 	splits, listErr := plan.Splits, plan.Err
@@ -107,17 +128,18 @@ type splitPlan struct {
 }
 
 // planSplits expands paths and cuts every file into ranges of at most max
-// bytes.
-func planSplits(paths []string, max int64) ([]Split, error) {
-	files, err := expand(paths)
+// bytes. The warnings say what was skipped, or that there is nothing to
+// read.
+func planSplits(paths []string, max int64) ([]Split, []string, error) {
+	files, warnings, err := expand(paths)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []Split
 	for _, f := range files {
 		size, err := fileSize(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if size == 0 {
 			continue
@@ -127,66 +149,136 @@ func planSplits(paths []string, max int64) ([]Split, error) {
 			out = append(out, Split{Path: f, Start: start, End: min(size, start+max), Hosts: hosts})
 		}
 	}
-	return out, nil
+	if len(out) == 0 {
+		warnings = append(warnings, fmt.Sprintf("dataset: input %s is empty: %s, so the dataset has no records",
+			strings.Join(paths, " "), describeEmpty(len(files))))
+	}
+	return out, warnings, nil
+}
+
+func describeEmpty(files int) string {
+	if files == 0 {
+		return "it holds no file to read"
+	}
+	return fmt.Sprintf("its %s no bytes", map[bool]string{true: "file holds", false: "files hold"}[files == 1])
 }
 
 func isURL(p string) bool { return strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") }
 
-// expand turns paths into files: a directory's regular files (not
-// starting with '.' or '_', as Hadoop's input formats skip), a glob's
-// matches, in name order; URLs as they are.
-func expand(paths []string) ([]string, error) {
+// expand turns paths into absolute files (resolved against the driver's
+// working directory): a directory's text files (listDir), a glob's
+// matches, in name order; URLs as they are. The warnings name the files a
+// directory listing skipped.
+func expand(paths []string) ([]string, []string, error) {
 	if len(paths) == 0 {
-		return nil, errors.New("dataset: TextFile needs at least one path")
+		return nil, nil, errors.New("dataset: TextFile needs at least one path")
 	}
-	var out []string
+	var out, skipped []string
 	for _, p := range paths {
 		if isURL(p) {
 			out = append(out, p)
 			continue
 		}
-		matches := []string{p}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dataset: input %s: %w", p, err)
+		}
+		matches := []string{abs}
 		if strings.ContainsAny(p, "*?[") {
-			m, err := filepath.Glob(p)
+			m, err := filepath.Glob(abs)
 			if err != nil {
-				return nil, fmt.Errorf("dataset: bad glob %q: %w", p, err)
+				return nil, nil, fmt.Errorf("dataset: bad glob %q: %w", p, err)
 			}
 			if len(m) == 0 {
-				return nil, fmt.Errorf("dataset: %q matches no file", p)
+				return nil, nil, fmt.Errorf("dataset: %q matches no file", p)
 			}
 			matches = m
 		}
 		for _, m := range matches {
 			st, err := os.Stat(m)
 			if err != nil {
-				return nil, fmt.Errorf("dataset: input %w", err)
+				return nil, nil, fmt.Errorf("dataset: input %w", err)
 			}
 			if !st.IsDir() {
 				out = append(out, m)
 				continue
 			}
-			err = filepath.WalkDir(m, func(path string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				name := d.Name()
-				if path != m && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil
-				}
-				if d.Type().IsRegular() {
-					out = append(out, path)
-				}
-				return nil
-			})
+			files, skip, err := listDir(m)
 			if err != nil {
-				return nil, fmt.Errorf("dataset: list input %s: %w", m, err)
+				return nil, nil, err
 			}
+			out, skipped = append(out, files...), append(skipped, skip...)
 		}
 	}
-	return out, nil
+	var warnings []string
+	if len(skipped) > 0 {
+		warnings = append(warnings, fmt.Sprintf("dataset: skipped %s that %s not text (a NUL byte in the first %d KiB): %s",
+			plural.N(len(skipped), "file"), map[bool]string{true: "is", false: "are"}[len(skipped) == 1], sniffBytes>>10, listSome(skipped, 5)))
+	}
+	return out, warnings, nil
+}
+
+// listDir is dir's regular files, recursively, except names starting with
+// '.' or '_' and files that are not text (skipped, returned apart).
+func listDir(dir string) (files, skipped []string, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if path != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		text, err := isText(path)
+		if err != nil {
+			return err
+		}
+		if text {
+			files = append(files, path)
+		} else {
+			skipped = append(skipped, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("dataset: list input %s: %w", dir, err)
+	}
+	return files, skipped, nil
+}
+
+// sniffBytes is how much of a file isText reads.
+const sniffBytes = 8 << 10
+
+// isText reports whether the first sniffBytes of path hold no NUL byte:
+// grep's and git's rule for telling binary files (images, archives,
+// executables) from text in any ASCII-compatible encoding.
+func isText(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, sniffBytes)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return false, err
+	}
+	return bytes.IndexByte(buf[:n], 0) < 0, nil
+}
+
+// listSome is up to n of names and how many more there are.
+func listSome(names []string, n int) string {
+	s := strings.Join(names[:min(n, len(names))], ", ")
+	if len(names) > n {
+		s += fmt.Sprintf(" and %d more", len(names)-n)
+	}
+	return s
 }
 
 func fileSize(p string) (int64, error) {
@@ -214,7 +306,7 @@ func openRange(p string, start, end int64) (io.ReadCloser, error) {
 	if !isURL(p) {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, fmt.Errorf("dataset: read input %w", err)
+			return nil, unreadableInput(p, err)
 		}
 		if _, err := f.Seek(start, io.SeekStart); err != nil {
 			f.Close()
@@ -292,4 +384,37 @@ func readSplit(s Split, emit func([]string) error) error {
 		return emit(batch)
 	}
 	return nil
+}
+
+// ErrInputUnreadable: an executor cannot open a local input or output path
+// the driver planned (another host without a shared file system, or a file
+// removed since). Retrying cannot fix it, so the job fails at once
+// (task.ErrNotRetryable).
+var ErrInputUnreadable = errors.New("dataset: a local path the driver planned cannot be opened on this executor")
+
+// unreadableInput is the error for local path p that err kept this
+// executor from opening: it names the path, this host and the ways to
+// make the path reach the executors.
+func unreadableInput(p string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("dataset: read input %w", err)
+	}
+	host, herr := os.Hostname()
+	if herr != nil || host == "" {
+		host = "this executor's host"
+	}
+	return task.NotRetryable(fmt.Errorf("%w: %s on host %s (%v); the driver resolved this path on its own host, but the executors open local paths themselves: "+
+		"put it on a file system shared by every agent under the same path, serve it over http(s):// and pass the URL, "+
+		"or ship it with fc.AddFile and read it through the task's context", ErrInputUnreadable, p, host, errors.Unwrap(err)))
+}
+
+// warn logs each message once on the driver (executors replaying the body
+// get the frozen plan and never plan again).
+func (b *Builder) warn(msgs ...string) {
+	if b.fc == nil || !b.Driver() {
+		return
+	}
+	for _, m := range msgs {
+		b.fc.Logger().Warn(m)
+	}
 }

@@ -126,6 +126,9 @@ func (s *TaskScheduler) countFailure(m *taskSetManager, a attempt, f Failure, no
 	last := f
 	if f.deterministic() {
 		reason := fmt.Sprintf("task %d of stage %d failed with %v, which retrying cannot fix: %s", i, m.ts.StageID, f.Kind, f.Message)
+		if f.Kind == NotRetryable {
+			reason = fmt.Sprintf("task %d of stage %d failed, and retrying cannot fix it: %s", i, m.ts.StageID, f.Message)
+		}
 		return s.abort(m, reason, &last)
 	}
 	if !f.countsTowardsFailures() {

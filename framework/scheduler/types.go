@@ -97,10 +97,13 @@ const (
 	// zombie (no more launches, running attempts finish) and the failure
 	// never counts towards MaxTaskFailures.
 	FetchFailed
+	// NotRetryable: the task said no retry can fix its failure (an input
+	// no executor can read); the task set aborts at once.
+	NotRetryable
 )
 
 var failureKindNames = [...]string{"Exception", "Panic", "ResultTooLarge", "DecodeError",
-	"UnknownFunction", "Killed", "ExecutorLost", "ResultLost", "LaunchFailed", "FetchFailed"}
+	"UnknownFunction", "Killed", "ExecutorLost", "ResultLost", "LaunchFailed", "FetchFailed", "NotRetryable"}
 
 func (k FailureKind) String() string {
 	if k >= 0 && int(k) < len(failureKindNames) {
@@ -135,7 +138,7 @@ func (f *Failure) countsTowardsFailures() bool {
 // deterministic reports whether retrying cannot help: the task set aborts.
 func (f *Failure) deterministic() bool {
 	switch f.Kind {
-	case ResultTooLarge, DecodeError, UnknownFunction:
+	case ResultTooLarge, DecodeError, UnknownFunction, NotRetryable:
 		return true
 	}
 	return false

@@ -27,7 +27,24 @@ var (
 	// ErrFrozen: the registry no longer accepts functions (flint.Main has
 	// started: a function registered now would be missing on executors).
 	ErrFrozen = errors.New("task: registration after the program started")
+	// ErrNotRetryable marks a failure no retry can fix (NotRetryable): the
+	// stage aborts with the task's first failure instead of retrying it.
+	ErrNotRetryable = errors.New("task: retrying cannot fix this failure")
 )
+
+// NotRetryable marks err as a failure no retry can fix: errors.Is(err,
+// ErrNotRetryable) holds and its message stays err's. A nil err stays nil.
+func NotRetryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return notRetryable{err}
+}
+
+type notRetryable struct{ error }
+
+func (e notRetryable) Unwrap() error        { return e.error }
+func (e notRetryable) Is(target error) bool { return target == ErrNotRetryable }
 
 // maxListedNames bounds how many registered names an ErrUnknownFunction
 // error lists.

@@ -379,15 +379,18 @@ func (b *Backend) Stop(ctx context.Context) error {
 		b.conn.SetDemand(false)
 		b.stopExecutors(ctx)
 		err := b.conn.Stop(ctx, !b.set.keepFramework)
-		if err != nil && !errors.Is(err, mesosconn.ErrNotSubscribed) {
+		if !mesosconn.StopReported(err) {
 			b.stopErr = fmt.Errorf("coarse: tear down the framework: %w", err)
 		}
 		b.deaths.close()
 		b.closeServers(ctx)
-		if b.set.keepFramework {
+		switch {
+		case b.set.keepFramework:
 			b.log.Infof("coarse: stopped; framework %s stays registered for flint.mesos.failoverTimeout (flint.mesos.driver.failover): a driver started with flint.mesos.driver.frameworkId=%s takes it over", b.FrameworkID(), b.FrameworkID())
-		} else {
+		case err == nil:
 			b.log.Debugf("coarse: stopped (framework %s torn down)", b.FrameworkID())
+		default:
+			b.log.Debugf("coarse: stopped (framework %s not torn down: %v)", b.FrameworkID(), err)
 		}
 	})
 	return b.stopErr

@@ -345,7 +345,7 @@ func (b *Backend) Stop(ctx context.Context) error {
 			b.shutdownExecutors() // no TEARDOWN ends them: they would idle until the failover timeout
 		}
 		err := b.conn.Stop(ctx, !keep)
-		if err != nil && !errors.Is(err, mesosconn.ErrNotSubscribed) {
+		if !mesosconn.StopReported(err) {
 			b.stopErr = fmt.Errorf("fine: tear down the framework: %w", err)
 		}
 		b.death.close()
@@ -356,7 +356,14 @@ func (b *Backend) Stop(ctx context.Context) error {
 			c.CloseIdleConnections()
 		}
 		b.mu.Unlock()
-		b.log.Debugf("fine: stopped (framework %s torn down)", b.FrameworkID())
+		switch {
+		case keep:
+			b.log.Debugf("fine: stopped (framework %s kept for failover)", b.FrameworkID())
+		case err == nil:
+			b.log.Debugf("fine: stopped (framework %s torn down)", b.FrameworkID())
+		default:
+			b.log.Debugf("fine: stopped (framework %s not torn down: %v)", b.FrameworkID(), err)
+		}
 	})
 	return b.stopErr
 }

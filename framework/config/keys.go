@@ -249,6 +249,9 @@ var table = []Key{
 			"120 s is `flint.network.timeout`'s default, how long executors already wait for an unreachable driver, so nothing stays alive longer because of it: " +
 			"a driver that crashed (not stopped: `Stop` tears the framework down) leaves its executors for at most that long. Set 0 to have a crashed driver's executors removed at once." +
 			" A bare number is in seconds." + mesosUsed},
+	{Name: "flint.mesos.teardownTimeout", Kind: KindDuration, Default: "20s", DurationUnit: time.Second, Min: "1ms", Group: GroupMesos,
+		Doc: "How long the driver's stop waits to tear the framework down when no master can take the TEARDOWN at once: during a master election it waits for the new leader (ZooKeeper's session timeout, 10 s by Mesos' default, then the master's registry recovery), re-subscribes and sends TEARDOWN, and logs the framework as torn down only once the master accepted it. " +
+			"Mesos does not carry a framework's `failover_timeout` across a master failover (MESOS-4659), so a framework not torn down then stays on the new leader, inactive, until removed by hand: when this bound passes the driver says so and names the master's `/teardown` endpoint and the framework id. `Context.Stop`'s own deadline (30 s) also bounds the wait. A bare number is in seconds." + mesosUsed},
 	{Name: "flint.mesos.codec", Kind: KindEnum, Default: "protobuf", Values: []string{"protobuf", "json"}, Group: GroupMesos,
 		Doc: "The media type the driver speaks with the Mesos master: `protobuf` (the default, as Mesos' own clients) or `json` (readable on the wire). With `json`, enum values newer than the mesos-go protos Flint uses (a Mesos 1.11+ master's `QUOTA_V2` capability, new task state reasons) are kept as unknown numbers, as protobuf keeps them, instead of failing the event." + mesosUsed},
 	{Name: "flint.mesos.connectTimeout", Kind: KindDuration, Default: "20s", DurationUnit: time.Second, Min: "1ms", Group: GroupMesos,

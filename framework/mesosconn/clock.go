@@ -46,6 +46,14 @@ func (b *Backoff) Next() time.Duration {
 	return d - time.Duration(b.Jitter*b.rnd.Float64()*float64(d))
 }
 
+// Jittered returns d less a random fraction of up to Jitter of it, without
+// advancing: for retries that must come promptly but not in lockstep.
+func (b *Backoff) Jittered(d time.Duration) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return d - time.Duration(b.Jitter*b.rnd.Float64()*float64(d))
+}
+
 // Reset starts over at Min.
 func (b *Backoff) Reset() {
 	b.mu.Lock()

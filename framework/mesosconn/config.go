@@ -76,6 +76,8 @@ type Config struct {
 	ReconcileMinDelay  time.Duration // first explicit reconciliation retry; default 5 s
 	ReconcileMaxDelay  time.Duration // explicit reconciliation retry cap; default 2 min
 	ReviveInterval     time.Duration // REVIVE again when demand is on and no offer came for this long; default 60 s
+	RecoveryRetry      time.Duration // re-SUBSCRIBE delay (less jitter) while the leader answers 503 "not finished recovery"; default 500 ms
+	TeardownTimeout    time.Duration // Stop's wait for a master to accept TEARDOWN (flint.mesos.teardownTimeout); default 20 s
 	BackoffJitter      float64       // fraction of each backoff removed at random; default 0.5
 	DisableAutoRevive  bool          // no REVIVE on silence (tests)
 	DisablePeriodicRec bool          // no periodic reconciliation (tests)
@@ -123,7 +125,8 @@ func WithCodec(codec Codec) Option { return func(c *Config) { c.Codec = codec } 
 
 // ConfigFrom reads the flint.* keys: flint.master, flint.app.name, flint.mesos.user, flint.mesos.role (comma
 // separated for several roles), flint.mesos.principal, flint.mesos.secret[.file],
-// flint.mesos.checkpoint, flint.mesos.failoverTimeout, flint.mesos.rejectOfferDuration[…] and
+// flint.mesos.checkpoint, flint.mesos.failoverTimeout, flint.mesos.teardownTimeout,
+// flint.mesos.rejectOfferDuration[…] and
 // flint.mesos.gpus.max (> 0 declares GPU_RESOURCES), flint.mesos.codec,
 // flint.mesos.driver.webui.url (webui_url; the driver sets it to its UI's URL when unset) and
 // flint.mesos.driver.frameworkId (fail over to that framework).
@@ -137,6 +140,7 @@ func ConfigFrom(fc *config.Config, opts ...Option) (Config, error) {
 		Checkpoint:      fc.Bool("flint.mesos.checkpoint"),
 		FailoverTimeout: fc.Duration("flint.mesos.failoverTimeout"),
 		StartTimeout:    min(fc.Duration("flint.mesos.connectTimeout"), fc.Duration("flint.network.timeout")),
+		TeardownTimeout: fc.Duration("flint.mesos.teardownTimeout"),
 		WebUIURL:        fc.String("flint.mesos.driver.webui.url"),
 		FrameworkID:     strings.TrimSpace(fc.String("flint.mesos.driver.frameworkId")),
 		RefuseSeconds: map[DeclineReason]time.Duration{
@@ -202,6 +206,8 @@ func (c Config) withDefaults() Config {
 	def(&c.ReconcileMinDelay, 5*time.Second)
 	def(&c.ReconcileMaxDelay, 2*time.Minute)
 	def(&c.ReviveInterval, 60*time.Second)
+	def(&c.RecoveryRetry, 500*time.Millisecond)
+	def(&c.TeardownTimeout, 20*time.Second)
 	if c.MaxBackoff < c.MinBackoff {
 		c.MaxBackoff = c.MinBackoff
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
-	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 	"github.com/sirupsen/logrus"
 
@@ -30,6 +29,7 @@ var (
 	ErrRefused          = errors.New("mesosconn: the master refused the framework")
 	ErrStartTimeout     = errors.New("mesosconn: could not subscribe in time")
 	ErrStopped          = errors.New("mesosconn: stopped")
+	ErrTeardownTimeout  = errors.New("mesosconn: the framework was not torn down in time")
 )
 
 // Conn is Flint's one connection to a Mesos master, shared by the coarse and fine backends.
@@ -49,6 +49,8 @@ type Conn struct {
 	wg       sync.WaitGroup
 	kickCh   chan struct{} // wakes the control goroutine
 	leaderCh chan struct{} // the leader changed
+	subCh    chan struct{} // a subscription began (Stop's teardown waits for one)
+	tdMu     sync.Mutex    // held while a TEARDOWN is in flight
 	first    chan error    // outcome of the first subscription
 	done     chan struct{} // closed when the Conn stops for good
 	doneOnce sync.Once
@@ -56,7 +58,8 @@ type Conn struct {
 
 	mu             sync.Mutex
 	leader         detector.Leader
-	caller         calls.Caller // the live subscription's; nil when not subscribed
+	lastLeader     detector.Leader // the last non-zero leader reported
+	caller         calls.Caller    // the live subscription's; nil when not subscribed
 	frameworkID    string
 	master         mesos.MasterInfo
 	subscribedOnce bool
@@ -64,6 +67,8 @@ type Conn struct {
 	// before the first subscription was logged.
 	warnedUnreachable bool
 	stopping          bool
+	tearingDown       bool  // Stop waits for a master to accept TEARDOWN: keep subscribing
+	saidRecovering    bool  // the one message about a recovering master was logged
 	err               error // why the Conn gave up
 	lastErr           error // the last subscription failure
 	demand            bool
@@ -88,6 +93,7 @@ func Start(ctx context.Context, cfg Config, h Handler) (*Conn, error) {
 		backoff:  NewBackoff(cfg.MinBackoff, cfg.MaxBackoff, cfg.BackoffJitter, cfg.Rand),
 		kickCh:   make(chan struct{}, 1),
 		leaderCh: make(chan struct{}, 1),
+		subCh:    make(chan struct{}, 1),
 		first:    make(chan error, 1),
 		done:     make(chan struct{}),
 		demand:   true,
@@ -155,8 +161,14 @@ func (c *Conn) trackLeader(leaders <-chan detector.Leader) {
 		c.mu.Lock()
 		changed := !l.Same(c.leader)
 		c.leader = l
+		if !l.IsZero() {
+			c.lastLeader = l
+		}
 		c.mu.Unlock()
 		if changed {
+			// Failures with the previous leader say nothing about this
+			// one: its first refusals get the short delays again.
+			c.backoff.Reset()
 			notify(c.leaderCh)
 		}
 	}
@@ -176,11 +188,11 @@ func (c *Conn) run() {
 	defer c.wg.Done()
 	for {
 		l, ok := c.waitLeader()
-		if !ok {
+		if !ok || !c.mayResubscribe() {
 			return
 		}
 		err := c.session(l)
-		if c.ctx.Err() != nil || c.isStopping() {
+		if !c.mayResubscribe() {
 			return
 		}
 		if errors.Is(err, ErrAuth) || errors.Is(err, ErrRefused) {
@@ -195,8 +207,7 @@ func (c *Conn) run() {
 		// and reach the master long after a later SUBSCRIBE succeeded, which
 		// the master would take for a failover ending the live stream.
 		c.transport.CloseIdleConnections()
-		d := c.backoff.Next()
-		c.logRetry(l, err, d)
+		d := c.retryDelay(l, err)
 		select {
 		case <-c.clock.After(d):
 		case <-c.leaderCh: // a new leader: try it at once
@@ -299,19 +310,30 @@ func (c *Conn) Subscribed() bool {
 }
 
 // Stop ends the Conn and waits for all its goroutines (bounded by ctx). With teardown it first
-// sends TEARDOWN, so the master kills the framework's tasks and forgets it; without, it only
-// closes the stream, and the master keeps the tasks for the failover timeout so that a new
-// driver can take over with WithFrameworkID. Stop must not be called from a Handler method.
+// tears the framework down: it sends TEARDOWN, so the master kills the framework's tasks and
+// forgets it, and returns once the master accepted it (202). When no subscription is live (a
+// master election, a lost stream) it keeps subscribing to the leading master, with the Handler
+// no longer called, and sends TEARDOWN as soon as it can, for up to TeardownTimeout (and ctx);
+// past that it logs one warning saying that the framework may linger on the master and how
+// to remove it, and returns a *TeardownError (ErrTeardownTimeout). A Conn that never
+// subscribed, or whose framework the master refused, has nothing to tear down: Stop returns
+// ErrNotSubscribed. Without teardown Stop only closes the stream, and the master keeps the
+// tasks for the failover timeout so that a new driver can take over with WithFrameworkID.
+// Stop must not be called from a Handler method.
 func (c *Conn) Stop(ctx context.Context, teardown bool) error {
 	err := ErrStopped
 	c.stopOnce.Do(func() {
 		err = nil
 		c.mu.Lock()
 		c.stopping = true
+		c.tearingDown = teardown
 		c.mu.Unlock()
 		if teardown {
-			err = c.send(&scheduler.Call{Type: scheduler.Call_TEARDOWN})
+			err = c.teardown(ctx)
 		}
+		c.mu.Lock()
+		c.tearingDown = false
+		c.mu.Unlock()
 		c.cancel()
 		waited := make(chan struct{})
 		go func() {

@@ -34,12 +34,18 @@ type fakeMaster struct {
 	calls           []recorded
 	streams         []*fakeStream
 	heartbeat       float64
-	subscribeStatus []int                            // answers for the next SUBSCRIBEs
+	subscribeStatus []answer                         // answers for the next SUBSCRIBEs
 	subscribeError  string                           // answer SUBSCRIBE with this ERROR event
 	callStatus      map[scheduler.Call_Type][]int    // answers for the next calls of a type
 	onCall          func(fm *fakeMaster, r recorded) // after answering a non-SUBSCRIBE call
 	editJSON        func([]byte) []byte              // rewrites JSON events before they are sent
 	nextFramework   int
+}
+
+// answer is a scripted HTTP answer.
+type answer struct {
+	status int
+	body   string
 }
 
 type recorded struct {
@@ -137,10 +143,11 @@ func (fm *fakeMaster) serve(w http.ResponseWriter, r *http.Request) {
 func (fm *fakeMaster) subscribe(w http.ResponseWriter, r *http.Request, ct string, call *scheduler.Call) {
 	fm.mu.Lock()
 	if len(fm.subscribeStatus) > 0 {
-		status := fm.subscribeStatus[0]
+		a := fm.subscribeStatus[0]
 		fm.subscribeStatus = fm.subscribeStatus[1:]
 		fm.mu.Unlock()
-		w.WriteHeader(status)
+		w.WriteHeader(a.status)
+		_, _ = io.WriteString(w, a.body)
 		return
 	}
 	fw := call.GetFrameworkID().GetValue()
@@ -243,7 +250,18 @@ func (fm *fakeMaster) dropStream() {
 
 func (fm *fakeMaster) setSubscribeStatus(codes ...int) {
 	fm.mu.Lock()
-	fm.subscribeStatus = append(fm.subscribeStatus, codes...)
+	for _, c := range codes {
+		fm.subscribeStatus = append(fm.subscribeStatus, answer{status: c})
+	}
+	fm.mu.Unlock()
+}
+
+// setSubscribeAnswer answers the next n SUBSCRIBEs with status and body.
+func (fm *fakeMaster) setSubscribeAnswer(n, status int, body string) {
+	fm.mu.Lock()
+	for range n {
+		fm.subscribeStatus = append(fm.subscribeStatus, answer{status, body})
+	}
 	fm.mu.Unlock()
 }
 

@@ -220,6 +220,9 @@ func (c *Conn) dropCaller(caller calls.Caller) {
 
 // handle dispatches one event to the Handler; it returns an error only to end the session.
 func (c *Conn) handle(caller calls.Caller, e *scheduler.Event) error {
+	if c.isStopping() {
+		return c.handleStopping(caller, e)
+	}
 	switch e.GetType() {
 	case scheduler.Event_SUBSCRIBED:
 		c.subscribed(caller, e.GetSubscribed())
@@ -262,6 +265,23 @@ func (c *Conn) handle(caller calls.Caller, e *scheduler.Event) error {
 	return nil
 }
 
+// handleStopping handles the events of a subscription Stop made to tear
+// the framework down, without the Handler: the TEARDOWN about to be sent
+// returns the offers and ends the tasks; updates are acknowledged.
+func (c *Conn) handleStopping(caller calls.Caller, e *scheduler.Event) error {
+	switch e.GetType() {
+	case scheduler.Event_SUBSCRIBED:
+		c.subscribed(caller, e.GetSubscribed())
+	case scheduler.Event_UPDATE:
+		if st := e.GetUpdate().Status; len(st.UUID) > 0 {
+			c.ack(st)
+		}
+	case scheduler.Event_ERROR:
+		return fmt.Errorf("%w: %s", ErrRefused, e.GetError().GetMessage())
+	}
+	return nil
+}
+
 func (c *Conn) subscribed(caller calls.Caller, sub *scheduler.Event_Subscribed) {
 	now := c.clock.Now()
 	id := sub.FrameworkID.GetValue()
@@ -276,9 +296,15 @@ func (c *Conn) subscribed(caller calls.Caller, sub *scheduler.Event_Subscribed) 
 	c.nextPeriodic = now.Add(c.cfg.ReconcileInterval)
 	c.wantRevive, c.wantSuppress = false, !c.demand // a new subscription starts unsuppressed
 	c.markPendingLocked(now)
-	master := c.master
+	c.saidRecovering = false
+	master, stopping := c.master, c.stopping
 	c.mu.Unlock()
 	c.backoff.Reset()
+	notify(c.subCh)
+	if stopping {
+		c.log.Infof("mesosconn: re-subscribed to master %s as framework %s to tear it down", master.GetID(), id)
+		return
+	}
 	c.log.Debugf("mesosconn: subscribed as framework %s to master %s (resubscribed: %v)", id, master.GetID(), re)
 	if re {
 		drivermetrics.Resubscriptions.Inc()

@@ -48,6 +48,8 @@ func (c *Conn) logRetry(l detector.Leader, err error, next time.Duration) {
 	c.warnedUnreachable = true
 	c.mu.Unlock()
 	switch {
+	case c.isStopping(): // Stop waits to tear the framework down; it reports the outcome
+		c.log.WithError(err).Debugf("mesosconn: no subscription to %s to tear down the framework; retrying in %s", l.Addr, next.Round(time.Millisecond))
 	case ever:
 		c.log.WithError(err).Warnf("mesosconn: subscription to %s lost; re-subscribing in %s", l.Addr, next.Round(time.Millisecond))
 	case !warned:

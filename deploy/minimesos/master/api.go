@@ -33,6 +33,10 @@ func (m *Master) serveScheduler(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if m.recovering() { // before any other check, as Mesos
+		mesoshttp.Error(w, http.StatusServiceUnavailable, "Master has not finished recovery")
+		return
+	}
 	var call scheduler.Call
 	mt, ok := mesoshttp.DecodeRequest(w, r, 0, &call)
 	if !ok {

@@ -72,6 +72,14 @@ type Config struct {
 	// registry, so every unknown agent counts while the window lasts.
 	// Default: AgentPingInterval × AgentMaxMissedPings.
 	AgentReregisterTimeout time.Duration
+	// RecoveryTime is how long the master recovers its registry once it
+	// leads (from New, or from Elected): meanwhile it answers every
+	// scheduler call 503 "Master has not finished recovery", as a Mesos
+	// master does until it has read back its replicated registry
+	// (src/master/http.cpp; the read is bounded by --registry_fetch_timeout).
+	// minimesos keeps no registry, so this only reproduces the wait.
+	// 0 (the default): none.
+	RecoveryTime time.Duration
 	// Credentials maps principals to secrets; nil disables authentication.
 	Credentials map[string]string
 	// ACLs authorizes which principal may run tasks as which user (Mesos'
@@ -130,7 +138,7 @@ func (c *Config) setDefaults() error {
 		c.Seed = uint64(c.Clock.Now().UnixNano())
 	}
 	var errs []error
-	if c.HeartbeatInterval < 0 || c.AllocationInterval < 0 || c.AgentPingInterval < 0 || c.OfferTimeout < 0 || c.AgentReregisterTimeout < 0 {
+	if c.HeartbeatInterval < 0 || c.AllocationInterval < 0 || c.AgentPingInterval < 0 || c.OfferTimeout < 0 || c.AgentReregisterTimeout < 0 || c.RecoveryTime < 0 {
 		errs = append(errs, errors.New("negative interval"))
 	}
 	if c.AgentMaxMissedPings < 0 || c.MaxOutstandingOffers < 0 {

@@ -43,6 +43,7 @@ type Master struct {
 	metrics     map[string]float64
 	started     time.Time
 	elected     time.Time // when it began to lead (started, unless Elected says later)
+	recovered   time.Time // when its registry recovery ends (elected + RecoveryTime)
 
 	wg      sync.WaitGroup // timers' callbacks and streams
 	timers  map[*loop]struct{}
@@ -77,6 +78,7 @@ func New(cfg Config) (*Master, error) {
 		metrics:     map[string]float64{},
 		started:     cfg.Clock.Now(),
 		elected:     cfg.Clock.Now(),
+		recovered:   cfg.Clock.Now().Add(cfg.RecoveryTime),
 		timers:      map[*loop]struct{}{},
 		streams:     map[*subscription]struct{}{},
 	}
@@ -118,19 +120,37 @@ func (m *Master) ID() string { return m.cfg.ID }
 
 // Elected records that the master has just won a leader election (a
 // ZooKeeper-backed master serves nobody before): agents of the cluster
-// have AgentReregisterTimeout from now on to re-register, as a Mesos
-// master's registry recovery starts once it is elected.
+// have AgentReregisterTimeout from now on to re-register, and frameworks
+// get 503 for RecoveryTime, as a Mesos master's registry recovery starts
+// once it is elected.
 func (m *Master) Elected() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.elected = m.cfg.Clock.Now()
+	m.recovered = m.elected.Add(m.cfg.RecoveryTime)
+}
+
+// RecoveredAt is when the master's registry recovery ends (or ended):
+// from then on it serves frameworks.
+func (m *Master) RecoveredAt() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.recovered
+}
+
+// recovering reports whether the master still recovers its registry.
+func (m *Master) recovering() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg.Clock.Now().Before(m.recovered)
 }
 
 // Info is the MasterInfo sent to frameworks and agents.
 func (m *Master) Info() mesos.MasterInfo { return m.info }
 
 // Handler serves /api/v1/scheduler, /state, /master/state, /health,
-// /metrics/snapshot and /master/metrics/snapshot.
+// /teardown, /master/teardown, /metrics/snapshot and
+// /master/metrics/snapshot.
 func (m *Master) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", m.serveScheduler)
@@ -141,6 +161,8 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/master/state.json", m.serveState)
 	mux.HandleFunc("/health", m.serveHealth)
 	mux.HandleFunc("/master/health", m.serveHealth)
+	mux.HandleFunc("/teardown", m.serveTeardown)
+	mux.HandleFunc("/master/teardown", m.serveTeardown)
 	mux.HandleFunc("/metrics/snapshot", m.serveMetrics)
 	mux.HandleFunc("/master/metrics/snapshot", m.serveMetrics)
 	return m.logRequests(mux)

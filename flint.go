@@ -16,7 +16,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
-	_ "github.com/flint-mesos/flint/coarse"          // the mesos-coarse backend
+	_ "github.com/flint-mesos/flint/coarse" // the mesos-coarse backend
+	"github.com/flint-mesos/flint/contract"
 	_ "github.com/flint-mesos/flint/deploy/embedded" // the embedded master
 	"github.com/flint-mesos/flint/executor"
 	coarseexec "github.com/flint-mesos/flint/executor/coarse"
@@ -27,7 +28,6 @@ import (
 	_ "github.com/flint-mesos/flint/framework/local" // the local[N] backend
 	"github.com/flint-mesos/flint/framework/logging"
 	"github.com/flint-mesos/flint/framework/progress"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // DriverFunc is a job's driver program: it runs jobs on fc. args are the
@@ -90,7 +90,7 @@ func runRole(role string) int {
 	if err := run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "flint %s: %v\n", role, err)
 		if errors.Is(err, executor.ErrBinaryMismatch) || errors.Is(err, executor.ErrRegistryMismatch) {
-			return executor.ExitBinaryMismatch
+			return contract.ExitBinaryMismatch
 		}
 		return 1
 	}

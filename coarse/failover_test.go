@@ -3,10 +3,10 @@ package coarse_test
 import (
 	"testing"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/internal/failovercheck"
 	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 var failoverMode = failovercheck.Mode{Conf: baseConf, Role: contract.RoleCoarse, TaggedExecutors: false,

@@ -11,9 +11,9 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/placement"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // launchPlan is what to do with one batch of offers.

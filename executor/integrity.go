@@ -10,51 +10,35 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/task"
 )
-
-// EnvBinarySHA256 is the environment variable in which the driver puts the
-// hex SHA-256 it expects the executor's binary to have (flint.executor.sha256,
-// by default the hash of the driver's own executable, which it serves).
-const EnvBinarySHA256 = "FLINT_EXECUTOR_SHA256"
-
-// ExitBinaryMismatch is the exit status of an executor that refused to run
-// because its binary is not the one the driver expects (sysexits'
-// EX_DATAERR). The backends recognise it in the agent's report.
-const ExitBinaryMismatch = 65
 
 // ErrBinaryMismatch: the executor's binary does not have the SHA-256 the
 // driver expects, so it does not register (the fetch was corrupted or
 // tampered with, or flint.executor.uri names another build).
 var ErrBinaryMismatch = errors.New("executor: binary SHA-256 mismatch")
 
-// EnvRegistrySHA256 is the environment variable in which the driver puts
-// its function registry's fingerprint (task.Registry.Fingerprint: every
-// registered function and dataset job): an executor whose registry
-// differs — a function or job registered conditionally, or another build
-// — is refused before it runs a task.
-const EnvRegistrySHA256 = "FLINT_REGISTRY_SHA256"
-
 // ErrRegistryMismatch: the executor's registered functions and jobs are
 // not the driver's, so it does not register. It exits with
-// ExitBinaryMismatch too.
+// contract.ExitBinaryMismatch too.
 var ErrRegistryMismatch = errors.New("executor: function registry mismatch")
 
 // VerifySelf checks, before an executor registers, the running binary
-// against EnvBinarySHA256 and the default function registry against
-// EnvRegistrySHA256; an unset variable is not checked. On Linux it reads
+// against contract.EnvBinarySHA256 and the default function registry against
+// contract.EnvRegistrySHA256; an unset variable is not checked. On Linux it reads
 // /proc/self/exe, the image actually running.
 func VerifySelf() error {
 	if err := VerifyRegistry(task.Default()); err != nil {
 		return err
 	}
-	want := strings.TrimSpace(os.Getenv(EnvBinarySHA256))
+	want := strings.TrimSpace(os.Getenv(contract.EnvBinarySHA256))
 	if want == "" {
 		return nil
 	}
 	path, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("executor: find own binary to check %s: %w", EnvBinarySHA256, err)
+		return fmt.Errorf("executor: find own binary to check %s: %w", contract.EnvBinarySHA256, err)
 	}
 	open := path
 	if runtime.GOOS == "linux" {
@@ -65,9 +49,9 @@ func VerifySelf() error {
 	return VerifyBinary(open, path, want)
 }
 
-// VerifyRegistry compares r's fingerprint with EnvRegistrySHA256.
+// VerifyRegistry compares r's fingerprint with contract.EnvRegistrySHA256.
 func VerifyRegistry(r *task.Registry) error {
-	want := strings.TrimSpace(os.Getenv(EnvRegistrySHA256))
+	want := strings.TrimSpace(os.Getenv(contract.EnvRegistrySHA256))
 	if want == "" {
 		return nil
 	}
@@ -75,7 +59,7 @@ func VerifyRegistry(r *task.Registry) error {
 		names := r.Names()
 		return fmt.Errorf("%w: this executor registers %d functions and jobs with fingerprint %s, the driver's have %s (%s): "+
 			"register every function and dataset job unconditionally from init or package-level vars, and run the driver's binary; not registering, exit status %d",
-			ErrRegistryMismatch, len(names), got, strings.ToLower(want), EnvRegistrySHA256, ExitBinaryMismatch)
+			ErrRegistryMismatch, len(names), got, strings.ToLower(want), contract.EnvRegistrySHA256, contract.ExitBinaryMismatch)
 	}
 	return nil
 }
@@ -85,7 +69,7 @@ func VerifyRegistry(r *task.Registry) error {
 func VerifyBinary(open, name, want string) error {
 	wantSum, err := hex.DecodeString(want)
 	if err != nil || len(wantSum) != sha256.Size {
-		return fmt.Errorf("%w: %s=%q is not a hex SHA-256 (64 hex digits)", ErrBinaryMismatch, EnvBinarySHA256, want)
+		return fmt.Errorf("%w: %s=%q is not a hex SHA-256 (64 hex digits)", ErrBinaryMismatch, contract.EnvBinarySHA256, want)
 	}
 	f, err := os.Open(open)
 	if err != nil {
@@ -99,7 +83,7 @@ func VerifyBinary(open, name, want string) error {
 	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(want) {
 		return fmt.Errorf("%w: %s has SHA-256 %s, the driver expects %s (%s): the fetched file is not the driver's executor binary "+
 			"(a corrupted or tampered download, or flint.executor.uri/flint.executor.sha256 naming another build); not registering, exit status %d",
-			ErrBinaryMismatch, name, got, strings.ToLower(want), EnvBinarySHA256, ExitBinaryMismatch)
+			ErrBinaryMismatch, name, got, strings.ToLower(want), contract.EnvBinarySHA256, contract.ExitBinaryMismatch)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/task"
 )
 
@@ -45,7 +46,7 @@ func TestVerifyBinary(t *testing.T) {
 }
 
 func TestVerifySelf(t *testing.T) {
-	t.Setenv(EnvBinarySHA256, "")
+	t.Setenv(contract.EnvBinarySHA256, "")
 	if err := VerifySelf(); err != nil {
 		t.Fatalf("unset: %v", err)
 	}
@@ -54,11 +55,11 @@ func TestVerifySelf(t *testing.T) {
 		t.Fatalf("read /proc/self/exe (executors check their binary through it, so the test needs it): %v", err)
 	}
 	sum := sha256.Sum256(self)
-	t.Setenv(EnvBinarySHA256, hex.EncodeToString(sum[:]))
+	t.Setenv(contract.EnvBinarySHA256, hex.EncodeToString(sum[:]))
 	if err := VerifySelf(); err != nil {
 		t.Fatalf("own hash: %v", err)
 	}
-	t.Setenv(EnvBinarySHA256, strings.Repeat("f", 64))
+	t.Setenv(contract.EnvBinarySHA256, strings.Repeat("f", 64))
 	if err := VerifySelf(); !errors.Is(err, ErrBinaryMismatch) {
 		t.Fatalf("wrong hash: %v", err)
 	}
@@ -66,11 +67,11 @@ func TestVerifySelf(t *testing.T) {
 
 func TestVerifyRegistry(t *testing.T) {
 	r := task.NewRegistry()
-	t.Setenv(EnvRegistrySHA256, "")
+	t.Setenv(contract.EnvRegistrySHA256, "")
 	if err := VerifyRegistry(r); err != nil {
 		t.Fatalf("unset: %v", err)
 	}
-	t.Setenv(EnvRegistrySHA256, r.Fingerprint())
+	t.Setenv(contract.EnvRegistrySHA256, r.Fingerprint())
 	if err := VerifyRegistry(r); err != nil {
 		t.Fatalf("own fingerprint: %v", err)
 	}

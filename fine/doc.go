@@ -38,7 +38,7 @@
 // flint.mesos.uris, the Environment from flint.executorEnv.* plus
 // FLINT_ROLE=fine-executor, FLINT_USER, FLINT_LOG_*, GOMEMLIMIT and GOGC=200
 // (flint.executor.memory, unless flint.executorEnv sets it), and
-// a flintpb.ExecutorSettings in ExecutorInfo.data (contract.EncodeSettings:
+// a flintpb.ExecutorSettings in ExecutorInfo.data (flintpb.EncodeSettings:
 // task cpus, result limits, the result server secret, the idle timeout).
 //
 // flint.cores.max bounds the cpus the application holds: its live tasks'

@@ -13,13 +13,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flint-mesos/flint"
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/internal/failovercheck"
 	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // TestMain makes this test binary a Flint binary: started by an agent with

@@ -13,11 +13,11 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/scheduler"
-	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -593,7 +593,7 @@ func (b *Backend) executorInfo(id string, gen int, res mesos.Resources) *mesos.E
 // settingsData is executor id's Settings; its result server secret is the
 // executor's own (resultSecret), not the application's.
 func (b *Backend) settingsData(id string) []byte {
-	data, err := contract.EncodeSettings(&flintpb.ExecutorSettings{
+	data, err := flintpb.EncodeSettings(&flintpb.ExecutorSettings{
 		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
 		ResultSecret: resultSecret(b.secret, id), DriverHost: b.driverHost, IdleTimeoutNanos: int64(b.set.idleTimeout),
 		LogLevel: b.set.logLevel, LogFormat: b.set.logFormat, DriverId: b.frameworkID, ResultsTls: b.set.tls,

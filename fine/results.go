@@ -12,10 +12,10 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/tlspin"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // FetchResult implements backend.Backend: the block is fetched from the

@@ -6,10 +6,10 @@ import (
 	"math"
 	"time"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
 	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // settings are the flint.* keys the fine backend reads, validated once.

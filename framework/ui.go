@@ -21,6 +21,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/drivermetrics"
 	"github.com/flint-mesos/flint/framework/event"
@@ -28,7 +29,6 @@ import (
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/uistore"
 	"github.com/flint-mesos/flint/framework/webui"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // uiPortRetries is how many ports after flint.ui.port are tried (Spark's

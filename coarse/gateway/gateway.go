@@ -15,15 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flint-mesos/flint/proto/flintpb"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
-
-	"github.com/flint-mesos/flint/proto/contract"
-	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -129,7 +127,7 @@ type Config struct {
 	DriverID string
 	// Settings are sent to every executor on registration (task cpus,
 	// result limits, shuffle and job settings); the gateway stamps their
-	// version (contract.SettingsVersion) and never modifies them otherwise.
+	// version (flintpb.SettingsVersion) and never modifies them otherwise.
 	Settings *flintpb.ExecutorSettings
 	// HeartbeatInterval is how often executors are told to heartbeat
 	// (flint.executor.heartbeatInterval); default DefaultHeartbeatInterval.
@@ -202,7 +200,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Settings == nil {
 		c.Settings = &flintpb.ExecutorSettings{}
 	}
-	c.Settings.Version = contract.SettingsVersion
+	c.Settings.Version = flintpb.SettingsVersion
 	return c, errors.Join(errs...)
 }
 

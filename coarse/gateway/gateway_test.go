@@ -16,9 +16,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor/coarse"
 	"github.com/flint-mesos/flint/internal/waitfor"
-	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

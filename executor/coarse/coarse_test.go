@@ -12,9 +12,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/internal/waitfor"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

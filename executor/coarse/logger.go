@@ -6,8 +6,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/logging"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // newLogger logs to stderr with the secret redacted.

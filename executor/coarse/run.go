@@ -18,13 +18,13 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/executor/jobconf"
 	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/localip"
-	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -200,7 +200,7 @@ func (c *client) ensureRuntime(set *flintpb.ExecutorSettings) error {
 	if c.rt != nil {
 		return nil
 	}
-	if err := contract.CheckVersion(set); err != nil {
+	if err := flintpb.CheckSettingsVersion(set); err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
 	rc := executor.Config{ExecutorID: c.cfg.ExecutorID, Cores: c.cfg.Cores, Registry: c.cfg.Registry, Now: c.cfg.Now, Logger: c.cfg.Logger,

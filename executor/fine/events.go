@@ -11,12 +11,12 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mexec "github.com/mesos/mesos-go/api/v1/lib/executor"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/executor/jobconf"
 	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/internal/localip"
-	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

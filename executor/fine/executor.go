@@ -21,12 +21,12 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/logging"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/internal/uuid"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // Sentinel errors; test with errors.Is.

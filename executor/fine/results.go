@@ -14,10 +14,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/localip"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // resultServer serves the results the runtime kept to the driver.

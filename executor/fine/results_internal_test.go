@@ -9,10 +9,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/framework/tlspin"
-	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

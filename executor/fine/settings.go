@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor/jobconf"
-	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -50,7 +50,7 @@ func (s Settings) Encode() ([]byte, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	return contract.EncodeSettings(&flintpb.ExecutorSettings{
+	return flintpb.EncodeSettings(&flintpb.ExecutorSettings{
 		TaskCpus: int32(s.TaskCPUs), MaxResultSize: s.MaxResultSize, MaxDirectResultSize: s.MaxDirectResultSize,
 		Shuffle: s.Shuffle, JobSettings: s.Job.Settings, JobSecrets: s.Job.Secrets,
 		ResultSecret: s.Secret, DriverHost: s.DriverHost, IdleTimeoutNanos: int64(s.IdleTimeout),
@@ -63,7 +63,7 @@ func DecodeSettings(data []byte) (Settings, error) {
 	if len(data) == 0 {
 		return Settings{}, errors.New("fine: ExecutorInfo.data is empty: this executor must be started by Flint's fine-grained backend")
 	}
-	m, err := contract.DecodeSettings(data)
+	m, err := flintpb.DecodeSettings(data)
 	if err != nil {
 		return Settings{}, fmt.Errorf("fine: ExecutorInfo.data: %w", err)
 	}

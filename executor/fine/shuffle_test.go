@@ -13,6 +13,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor/fine"
 	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/executor/shuffleblock"
@@ -22,7 +23,6 @@ import (
 	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/proto/contract"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

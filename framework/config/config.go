@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/internal/redact"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // Sentinel errors wrapped by validation errors.

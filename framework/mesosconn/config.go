@@ -15,9 +15,9 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // Codec is the media type spoken with the master.

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/internal/jobconfcheck"
 	"github.com/flint-mesos/flint/internal/mesostest"
 	"github.com/flint-mesos/flint/internal/waitfor"
-	"github.com/flint-mesos/flint/proto/contract"
 )
 
 // The environment that makes a test binary the first driver (DriverMain).

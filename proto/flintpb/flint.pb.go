@@ -1326,7 +1326,7 @@ func (m *RegisteredExecutor) GetSettings() *ExecutorSettings {
 // encodes it there). It can hold secrets (result_secret, job_secrets, the
 // shuffle token): never log it whole.
 type ExecutorSettings struct {
-	// version is contract.SettingsVersion; an executor refuses others.
+	// version is flintpb.SettingsVersion; an executor refuses others.
 	Version uint32 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
 	// task_cpus is flint.task.cpus, for tasks that carry no cpus.
 	TaskCpus int32 `protobuf:"varint,2,opt,name=task_cpus,json=taskCpus,proto3" json:"task_cpus,omitempty"`

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/internal/redact"
@@ -74,7 +74,7 @@ func TestServeExecutor(t *testing.T) {
 	if strings.ContainsAny(exe.URI, "?#") || exe.Log != exe.URI || exe.Name != filepath.Base(self) || len(exe.SHA256) != 64 {
 		t.Errorf("served: %+v; want a URI with no credential, named after the executable, with its SHA-256", exe)
 	}
-	if got := exe.Env()[executor.EnvBinarySHA256]; got != exe.SHA256 {
+	if got := exe.Env()[contract.EnvBinarySHA256]; got != exe.SHA256 {
 		t.Errorf("Env %v: executors are not told the SHA-256", exe.Env())
 	}
 }

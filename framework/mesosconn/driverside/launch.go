@@ -6,7 +6,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/uri/fileserver"
 )
@@ -77,9 +77,9 @@ func (e Executable) Registered(id string) {
 // and their function registry (which holds every dataset job) against
 // the driver's.
 func (e Executable) Env() map[string]string {
-	env := map[string]string{executor.EnvRegistrySHA256: task.Default().Fingerprint()}
+	env := map[string]string{contract.EnvRegistrySHA256: task.Default().Fingerprint()}
 	if e.SHA256 != "" {
-		env[executor.EnvBinarySHA256] = e.SHA256
+		env[contract.EnvBinarySHA256] = e.SHA256
 	}
 	return env
 }
@@ -88,7 +88,7 @@ func (e Executable) Env() map[string]string {
 // reports it in FAILURE events) when it is one Flint's executors use
 // deliberately, or returns "".
 func ExitExplained(waitStatus int) string {
-	if waitStatus&0x7f != 0 || waitStatus>>8&0xff != executor.ExitBinaryMismatch {
+	if waitStatus&0x7f != 0 || waitStatus>>8&0xff != contract.ExitBinaryMismatch {
 		return ""
 	}
 	return "its binary failed the SHA-256 check (exit status 65): the file the agent fetched is not the executor binary the driver expects, or it registers other functions and jobs; see the sandbox's stderr"

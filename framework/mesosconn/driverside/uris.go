@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/uri"
 )
 
@@ -40,8 +40,8 @@ func URIBase(u string) string {
 // exit status Flint's executors use deliberately ("Command exited with
 // status 65"), and returns msg unchanged otherwise.
 func ExplainStatus(msg string) string {
-	if strings.Contains(msg, fmt.Sprintf("exited with status %d", executor.ExitBinaryMismatch)) {
-		return msg + ": " + ExitExplained(executor.ExitBinaryMismatch<<8)
+	if strings.Contains(msg, fmt.Sprintf("exited with status %d", contract.ExitBinaryMismatch)) {
+		return msg + ": " + ExitExplained(contract.ExitBinaryMismatch<<8)
 	}
 	return msg
 }

@@ -1,10 +1,3 @@
-// Package contract is the driver↔executor contract beyond the wire
-// messages of proto/flintpb: the roles a Flint binary is started in, the
-// environment variables backends set for executors, the Mesos labels and
-// paths executors answer on, and the limits both sides hold to. Backends
-// (coarse, fine) and executors (executor/coarse, executor/fine) both import
-// it, so that backends need no executor package for these names and no
-// name is retyped as a literal.
 package contract
 
 // EnvRole names the role a binary was started in by an agent; unset (or
@@ -17,6 +10,24 @@ const (
 	RoleCoarse = "coarse-executor" // a coarse-grained executor (executor/coarse)
 	RoleFine   = "fine-executor"   // a fine-grained Mesos executor (executor/fine)
 )
+
+// EnvBinarySHA256 is the environment variable in which the driver puts the
+// hex SHA-256 it expects the executor's binary to have (flint.executor.sha256,
+// by default the hash of the driver's own executable, which it serves).
+const EnvBinarySHA256 = "FLINT_EXECUTOR_SHA256"
+
+// EnvRegistrySHA256 is the environment variable in which the driver puts
+// its function registry's fingerprint (task.Registry.Fingerprint: every
+// registered function and dataset job): an executor whose registry
+// differs — a function or job registered conditionally, or another build
+// — is refused before it runs a task.
+const EnvRegistrySHA256 = "FLINT_REGISTRY_SHA256"
+
+// ExitBinaryMismatch is the exit status of an executor that refused to run
+// because its binary (or its function registry) is not the one the driver
+// expects (sysexits' EX_DATAERR). The backends recognise it in the agent's
+// report.
+const ExitBinaryMismatch = 65
 
 // Environment variables a backend sets for an executor besides the agent's
 // MESOS_* ones. Both modes set EnvRole, EnvUser and the log settings; the

@@ -81,6 +81,11 @@ func (c *driverCore) applyDAG(evs []dagscheduler.Event, now time.Time) error {
 			if run := c.runs[e.JobID]; run != nil {
 				run.umbrella.results[e.OutputID] = Result{Index: e.OutputID, Attempt: e.Task.StageAttempt, Output: c.resultValue}
 			}
+		case dagscheduler.ResultsRevoked:
+			if run := c.runs[e.JobID]; run != nil {
+				clear(run.umbrella.results)
+			}
+			c.log.Warnf("%d results of job %d revoked and recomputed: %s", e.Count, e.JobID, e.Reason)
 		case dagscheduler.CancelTaskSet:
 			c.process(c.sched.KillTaskSet(setIDOf(e.TaskSetID), e.Reason), nil, now)
 		case dagscheduler.JobSucceeded:

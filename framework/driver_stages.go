@@ -69,11 +69,15 @@ func (c *Context) RunStages(ctx context.Context, job *StageJob) ([][]byte, error
 	if _, err := stagetask.Lookup(job.Spec.Name); err != nil {
 		return nil, fmt.Errorf("%w %q: %w", ErrInvalidJob, job.Spec.Name, err)
 	}
-	if job.Spec.Pool == "" {
-		j := *job
+	// RunStages returns the results only once all are in: the DAG core
+	// may revoke and recompute them when an indeterminate stage is rolled
+	// back, instead of failing the job.
+	j := *job
+	j.Spec.ResultsHeld = true
+	if j.Spec.Pool == "" {
 		j.Spec.Pool = c.cfg.String("flint.scheduler.pool")
-		job = &j
 	}
+	job = &j
 	in := &stagesInput{job: job, done: make(chan struct{})}
 	if !c.driver.enqueue(in) {
 		return nil, ErrStopped

@@ -71,19 +71,20 @@ func (s *Store) tempDir(shuffleID int) (string, error) {
 }
 
 // commit renames an attempt's finished data file into place and writes
-// its index, unless an earlier attempt of the same map index already
-// committed a consistent pair: then the attempt's file is deleted and the
-// committed offsets are returned (Spark's writeMetadataFileAndCommit).
-func (s *Store) commit(shuffleID, mapIndex int, tmpData string, offsets []int64) ([]int64, error) {
+// its index, unless an earlier attempt of the same map index and
+// generation (Config.Generation) already committed a consistent pair:
+// then the attempt's file is deleted and the committed offsets are
+// returned (Spark's writeMetadataFileAndCommit).
+func (s *Store) commit(shuffleID, mapIndex, gen int, tmpData string, offsets []int64) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if prior, err := ReadIndex(s.IndexPath(shuffleID, mapIndex)); err == nil {
+	idx := s.IndexPath(shuffleID, mapIndex)
+	if prior, err := ReadIndex(idx); err == nil && s.generation(idx) >= gen {
 		if st, err := os.Stat(s.DataPath(shuffleID, mapIndex)); err == nil && st.Size() == prior[len(prior)-1] {
 			os.Remove(tmpData)
 			return prior, nil
 		}
 	}
-	idx := s.IndexPath(shuffleID, mapIndex)
 	tmpIdx := tmpData + ".index"
 	if err := os.WriteFile(tmpIdx, shuffleblock.EncodeIndex(offsets), 0o600); err != nil {
 		os.Remove(tmpIdx)
@@ -96,7 +97,41 @@ func (s *Store) commit(shuffleID, mapIndex int, tmpData string, offsets []int64)
 	if err := os.Rename(tmpIdx, idx); err != nil {
 		return nil, fmt.Errorf("shuffle: commit: %w", err)
 	}
+	if gen > 0 {
+		// after the pair: if this fails, the task fails and the next
+		// attempt of its generation replaces the pair again
+		if err := writeFileAtomic(idx+".gen", []byte(strconv.Itoa(gen)), tmpData+".gen"); err != nil {
+			return nil, err
+		}
+	}
 	return offsets, nil
+}
+
+// generation is the generation of the output whose index is idx (0 when
+// none was recorded: a determinate stage's).
+func (s *Store) generation(idx string) int {
+	b, err := os.ReadFile(idx + ".gen")
+	if err != nil {
+		return 0
+	}
+	g, err := strconv.Atoi(string(b))
+	if err != nil {
+		return 0
+	}
+	return g
+}
+
+// writeFileAtomic writes data to path through tmp.
+func writeFileAtomic(path string, data []byte, tmp string) error {
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("shuffle: commit: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("shuffle: commit: %w", err)
+	}
+	return nil
 }
 
 // ReadIndex reads and checks an index file.

@@ -28,6 +28,13 @@ type Config struct {
 	ChunkSize int
 	// Clock times the task's write; nil means time.Now.
 	Clock func() time.Time
+	// Generation orders the runs of an indeterminate map stage (its
+	// stage attempt plus one; 0 for a determinate stage). The first
+	// commit of a map output wins, as in Spark, except over an output
+	// of an earlier generation: a rerun of an indeterminate stage may
+	// write other records, and the driver dropped every output of the
+	// earlier run, so the new one replaces it.
+	Generation int
 }
 
 // WriteMetrics are a map task's shuffle write figures.
@@ -215,7 +222,7 @@ func (w *Writer) commit(mem source) (Result, error) {
 		os.Remove(f.Name())
 		return Result{}, fmt.Errorf("shuffle: write to %s: %w", w.dir, err)
 	}
-	offsets, err = w.cfg.Store.commit(w.cfg.ShuffleID, w.cfg.MapIndex, f.Name(), offsets)
+	offsets, err = w.cfg.Store.commit(w.cfg.ShuffleID, w.cfg.MapIndex, w.cfg.Generation, f.Name(), offsets)
 	if err != nil {
 		os.Remove(f.Name())
 		return Result{}, err

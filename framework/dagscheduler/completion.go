@@ -16,7 +16,7 @@ func (s *Scheduler) TaskEnded(te TaskEnd, now time.Time) []Event {
 	case st.kind != te.Task.Kind:
 		s.ignore(te.Task, fmt.Sprintf("stage %d runs %v tasks", st.id, st.kind))
 	case te.Reason == Succeeded && st.kind == MapTask:
-		s.mapSucceeded(st, te)
+		s.mapSucceeded(st, te, now)
 	case te.Reason == Succeeded:
 		s.resultSucceeded(st, te)
 	case te.Reason == FetchFailed:
@@ -31,11 +31,11 @@ func (s *Scheduler) ignore(t Task, reason string) {
 	s.emit(TaskIgnored{Task: t, Reason: reason})
 }
 
-func (s *Scheduler) mapSucceeded(st *stage, te TaskEnd) {
+func (s *Scheduler) mapSucceeded(st *stage, te TaskEnd, now time.Time) {
 	t, ms := te.Task, te.MapStatus
 	if st.indeterminate && (t.StageAttempt < st.latest || t.StageAttempt < st.validFrom) {
 		s.ignore(t, fmt.Sprintf("attempt %d of indeterminate stage %d is superseded", t.StageAttempt, st.id))
-		s.maybeFinishMapStage(st)
+		s.maybeFinishMapStage(st, now)
 		return
 	}
 	if ms == nil || ms.ShuffleID != st.shuffleID || ms.MapIndex != t.Partition {
@@ -58,12 +58,12 @@ func (s *Scheduler) mapSucceeded(st *stage, te TaskEnd) {
 	} else {
 		delete(st.lost, t.Partition)
 	}
-	s.maybeFinishMapStage(st)
+	s.maybeFinishMapStage(st, now)
 }
 
 // maybeFinishMapStage ends a running map stage whose pending partitions
 // are done: resubmit what is missing, or release its waiting children.
-func (s *Scheduler) maybeFinishMapStage(st *stage) {
+func (s *Scheduler) maybeFinishMapStage(st *stage, now time.Time) {
 	if st.state != stRunning || st.pending.n > 0 {
 		return
 	}
@@ -72,10 +72,10 @@ func (s *Scheduler) maybeFinishMapStage(st *stage) {
 	if !s.tracker.IsAvailable(st.shuffleID) {
 		// outputs were lost while it ran (Spark: "Resubmitting ... because
 		// some of its tasks had failed")
-		s.submitStage(st)
+		s.submitStage(st, now)
 		return
 	}
-	s.submitWaitingChildren(st)
+	s.submitWaitingChildren(st, now)
 }
 
 func (s *Scheduler) resultSucceeded(st *stage, te TaskEnd) {
@@ -129,7 +129,7 @@ func (s *Scheduler) fetchFailed(st *stage, te TaskEnd, now time.Time) {
 			st.id, st.name(), s.cfg.MaxConsecutiveStageAttempts, msg))
 	} else {
 		if mapStage != nil && mapStage.indeterminate {
-			s.rollback(mapStage, msg)
+			s.rollback(mapStage, "a fetch failure", msg, now)
 		}
 		if s.stages[st.id] != nil { // the rollback may have failed its jobs
 			s.markFailed(st, now)

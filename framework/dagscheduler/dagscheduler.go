@@ -108,6 +108,7 @@ type job struct {
 	partitions []int
 	finished   []bool
 	nFinished  int
+	held       bool // JobSpec.ResultsHeld
 }
 
 type cacheKey struct {
@@ -204,7 +205,7 @@ func (s *Scheduler) SubmitJob(spec JobSpec, now time.Time) (int64, []Event, erro
 		// nothing to compute (Spark finishes such a job at once)
 		return id, []Event{JobStarted{JobID: id, Name: spec.Name}, JobSucceeded{JobID: id}}, nil
 	}
-	j := &job{id: id, name: spec.Name, pool: spec.Pool, partitions: parts, finished: make([]bool, len(parts))}
+	j := &job{id: id, name: spec.Name, pool: spec.Pool, partitions: parts, finished: make([]bool, len(parts)), held: spec.ResultsHeld}
 	var parents []*stage // parents first: stage ids grow towards the result, as in Spark
 	for _, ref := range shuffleDeps(final) {
 		parents = append(parents, s.mapStage(ref, j))
@@ -217,7 +218,7 @@ func (s *Scheduler) SubmitJob(spec JobSpec, now time.Time) (int64, []Event, erro
 	s.jobs[id] = j
 	s.addJob(rs, id)
 
-	s.submitStage(rs)
+	s.submitStage(rs, now)
 	stageEvents := s.flush()
 	var ids, skipped []int
 	for _, st := range s.sortedStages(func(st *stage) bool { return st.jobs[id] }) {
@@ -359,18 +360,18 @@ func (s *Scheduler) activeJob(st *stage) (int64, bool) {
 
 // submitStage submits st if its parents are available, else its missing
 // parents, parking st as waiting (Spark's submitStage).
-func (s *Scheduler) submitStage(st *stage) {
+func (s *Scheduler) submitStage(st *stage, now time.Time) {
 	jobID, ok := s.activeJob(st)
 	if !ok || st.state != stIdle {
 		return
 	}
 	missing := s.missingParents(st)
 	if len(missing) == 0 {
-		s.submitMissingTasks(st, jobID)
+		s.submitMissingTasks(st, jobID, now)
 		return
 	}
 	for _, p := range missing {
-		s.submitStage(p)
+		s.submitStage(p, now)
 	}
 	st.state = stWaiting
 	s.waiting[st.id] = st
@@ -432,12 +433,14 @@ func (s *Scheduler) missingPartitions(st *stage) (parts, outputIDs []int) {
 	return parts, outputIDs
 }
 
-func (s *Scheduler) submitMissingTasks(st *stage, jobID int64) {
-	if st.kind == MapTask && st.indeterminate {
-		if n := s.tracker.NumAvailable(st.shuffleID); n > 0 && !s.tracker.IsAvailable(st.shuffleID) {
-			// an indeterminate stage's outputs must come from one run
-			s.unregisterAll(st, "indeterminate stage recomputed as a whole")
-		}
+func (s *Scheduler) submitMissingTasks(st *stage, jobID int64, now time.Time) {
+	if st.kind == MapTask && st.indeterminate && !s.tracker.IsAvailable(st.shuffleID) &&
+		(s.tracker.NumAvailable(st.shuffleID) > 0 || len(st.lost) > 0) {
+		// An indeterminate stage's outputs must come from one run, and so
+		// must everything computed from them: stages downstream that kept
+		// outputs of the old run (they read them before the loss) are
+		// rolled back with it.
+		s.rollback(st, "a lost output", fmt.Sprintf("%d of its outputs are lost", len(st.lost)), now)
 	}
 	parts, outs := s.missingPartitions(st)
 	attempt := st.nextAttempt
@@ -449,7 +452,7 @@ func (s *Scheduler) submitMissingTasks(st *stage, jobID int64) {
 	}
 	if len(parts) == 0 {
 		st.latestSet = nil
-		s.submitWaitingChildren(st)
+		s.submitWaitingChildren(st, now)
 		return
 	}
 	st.state = stRunning
@@ -482,7 +485,7 @@ func (s *Scheduler) submitMissingTasks(st *stage, jobID int64) {
 
 // submitWaitingChildren submits the waiting stages that have parent as a
 // parent (their other parents may still be missing).
-func (s *Scheduler) submitWaitingChildren(parent *stage) {
+func (s *Scheduler) submitWaitingChildren(parent *stage, now time.Time) {
 	var children []*stage
 	for _, st := range parent.children {
 		if st.state == stWaiting {
@@ -493,7 +496,7 @@ func (s *Scheduler) submitWaitingChildren(parent *stage) {
 	for _, st := range children {
 		delete(s.waiting, st.id)
 		st.state = stIdle
-		s.submitStage(st)
+		s.submitStage(st, now)
 	}
 }
 

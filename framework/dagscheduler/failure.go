@@ -62,8 +62,11 @@ func (s *Scheduler) removeExecutorOutputs(exec, host string, byHost bool, epoch 
 // every stage downstream of it (towards active jobs) must recompute from
 // one consistent run. Map stages drop all their outputs; a result stage
 // that already produced results cannot be rolled back, so its job fails
-// (Spark: "eliminate the indeterminacy by checkpointing").
-func (s *Scheduler) rollback(ms *stage, cause string) {
+// (Spark: "eliminate the indeterminacy by checkpointing") unless its
+// results are held until the job ends (JobSpec.ResultsHeld): then they are
+// revoked and the result stage reruns whole too.
+// what names the event (a fetch failure, a lost output) in the reasons.
+func (s *Scheduler) rollback(ms *stage, what, cause string, now time.Time) {
 	roll := map[*stage]bool{ms: true}
 	var collect func(st *stage, chain []*stage)
 	collect = func(st *stage, chain []*stage) {
@@ -89,7 +92,12 @@ func (s *Scheduler) rollback(ms *stage, cause string) {
 		if s.stages[st.id] == nil {
 			continue
 		}
-		if st.kind == ResultTask && st.job.nFinished > 0 {
+		if st.kind == ResultTask && st.job.nFinished > 0 && st.job.held {
+			s.emit(ResultsRevoked{JobID: st.job.id, Count: st.job.nFinished,
+				Reason: fmt.Sprintf("stage %d (%s) reads the output of indeterminate stage %d, which is recomputed after: %s", st.id, st.name(), ms.id, cause)})
+			clear(st.job.finished)
+			st.job.nFinished = 0
+		} else if st.kind == ResultTask && st.job.nFinished > 0 {
 			s.failJob(st.job, fmt.Sprintf("stage %d (%s) reads the output of indeterminate stage %d, which must be recomputed after: %s; "+
 				"%d of its results were already returned and cannot be rolled back; make the input deterministic (e.g. sort it) before the shuffle",
 				st.id, st.name(), ms.id, cause, st.job.nFinished), false)
@@ -99,9 +107,13 @@ func (s *Scheduler) rollback(ms *stage, cause string) {
 		if st.state == stRunning {
 			s.emit(CancelTaskSet{TaskSetID: st.latestSet.ID, Reason: "rolled back: indeterminate input is recomputed"})
 			s.finishStage(st, "rolled back: indeterminate input is recomputed", true)
+			if st.kind == ResultTask {
+				// nothing below it resubmits a job's final stage
+				s.markFailed(st, now)
+			}
 		}
 		if st.kind == MapTask && s.tracker.NumAvailable(st.shuffleID) > 0 {
-			s.unregisterAll(st, fmt.Sprintf("rolled back after a fetch failure in indeterminate stage %d", ms.id))
+			s.unregisterAll(st, fmt.Sprintf("rolled back after %s in indeterminate stage %d", what, ms.id))
 		}
 	}
 }
@@ -216,7 +228,7 @@ func (s *Scheduler) Tick(now time.Time) []Event {
 		st.state = stIdle
 	}
 	for _, st := range failed {
-		s.submitStage(st)
+		s.submitStage(st, now)
 	}
 	// waiting stages whose parents became available meanwhile
 	waiting := make([]*stage, 0, len(s.waiting))
@@ -228,7 +240,7 @@ func (s *Scheduler) Tick(now time.Time) []Event {
 		if len(s.missingParents(st)) == 0 && st.state == stWaiting {
 			delete(s.waiting, st.id)
 			st.state = stIdle
-			s.submitStage(st)
+			s.submitStage(st, now)
 		}
 	}
 	return s.flush()

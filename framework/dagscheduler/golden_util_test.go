@@ -184,9 +184,10 @@ func (r *goldenRunner) node(a map[string][]string, pos []string) {
 	r.nodes = append(r.nodes, n)
 }
 
-// job final=N [name=S] [parts=0,1]
+// job final=N [name=S] [parts=0,1] [held]
 func (r *goldenRunner) job(a map[string][]string, pos []string) []string {
-	spec := JobSpec{Name: first(a, "name", "job"), Final: NodeID(first(a, "final", "")), Nodes: r.reachable(NodeID(first(a, "final", "")))}
+	spec := JobSpec{Name: first(a, "name", "job"), Final: NodeID(first(a, "final", "")), Nodes: r.reachable(NodeID(first(a, "final", ""))),
+		ResultsHeld: slices.Contains(pos, "held")}
 	if p, ok := a["parts"]; ok {
 		spec.Partitions = r.ints(p[0])
 		if spec.Partitions == nil {
@@ -333,6 +334,8 @@ func (r *goldenRunner) format(e Event) string {
 		return fmt.Sprintf("cancel %s %q", e.TaskSetID, e.Reason)
 	case ResultAccepted:
 		return fmt.Sprintf("result job=%d out=%d from %d.%d", e.JobID, e.OutputID, e.Task.StageID, e.Task.StageAttempt)
+	case ResultsRevoked:
+		return fmt.Sprintf("revoked job=%d results=%d %q", e.JobID, e.Count, e.Reason)
 	case JobStarted:
 		return fmt.Sprintf("job %d started stages=%s skipped=%s", e.JobID, ints(e.Stages), ints(e.Skipped))
 	case JobSucceeded:

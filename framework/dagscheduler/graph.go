@@ -78,6 +78,13 @@ type JobSpec struct {
 	Final NodeID
 	// Partitions of Final to compute, in result order; nil means all.
 	Partitions []int
+	// ResultsHeld says nothing outside the submitter sees a result before
+	// the whole job succeeds (framework.Context.RunStages returns them all
+	// at the end): when an indeterminate stage the result stage reads is
+	// rolled back, results already accepted are revoked (ResultsRevoked)
+	// and recomputed from the new run instead of failing the job, as
+	// Spark must for results it has handed out.
+	ResultsHeld bool
 }
 
 // ErrInvalidJob is returned by SubmitJob for a malformed job.

@@ -146,6 +146,15 @@ type ResultAccepted struct {
 	Task     Task
 }
 
+// ResultsRevoked: the job's accepted results were computed from a run of
+// an indeterminate stage that is being rolled back (JobSpec.ResultsHeld):
+// drop them; every partition will be accepted again.
+type ResultsRevoked struct {
+	JobID  int64
+	Count  int
+	Reason string
+}
+
 // JobStarted: a job was accepted with these stages; Skipped are stages of
 // its graph whose output was already available (Spark's skipped stages).
 type JobStarted struct {
@@ -201,6 +210,7 @@ type TaskIgnored struct {
 
 func (SubmitTaskSet) isEvent()     {}
 func (CancelTaskSet) isEvent()     {}
+func (ResultsRevoked) isEvent()    {}
 func (ResultAccepted) isEvent()    {}
 func (JobStarted) isEvent()        {}
 func (JobSucceeded) isEvent()      {}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/flint-mesos/flint/framework"
@@ -179,7 +180,7 @@ type nodeInfo struct {
 	parents       []node
 	preferred     [][]scheduler.Location
 	storage       StorageLevel // how the node's partitions are cached; 0: not at all
-	indeterminate bool
+	order         order        // what recomputing a partition may change
 }
 
 func (n *nodeInfo) info() *nodeInfo { return n }
@@ -224,8 +225,9 @@ func (b *Builder) newInfo(op, typ string, parts int, parents []node, deps []dags
 			panic(fmt.Sprintf("dataset: %s at %s combines datasets of different jobs or runs", op, site))
 		}
 	}
+	shuffle := slices.ContainsFunc(deps, func(d dagscheduler.Dep) bool { return d.Kind == dagscheduler.Shuffle })
 	return nodeInfo{b: b, id: dagscheduler.NodeID(fmt.Sprintf("%s#%d", k, b.sites[k])), op: op, site: site, typ: typ,
-		parts: parts, parents: parents, deps: deps}
+		parts: parts, parents: parents, deps: deps, order: inherit(parents, shuffle)}
 }
 
 func (b *Builder) add(n node) {
@@ -310,7 +312,7 @@ func (b *Builder) jobSpec(final node, parts []int, prefix dagscheduler.NodeID) d
 			deps[i] = d
 		}
 		spec.Nodes = append(spec.Nodes, dagscheduler.Node{ID: prefix + in.id, Name: in.op + " at " + in.site, Partitions: in.parts,
-			Deps: deps, Preferred: in.preferred, Cached: in.storage != 0, Indeterminate: in.indeterminate})
+			Deps: deps, Preferred: in.preferred, Cached: in.storage != 0, Indeterminate: in.order == indeterminate})
 	}
 	walk(final)
 	return spec

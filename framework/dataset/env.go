@@ -28,8 +28,14 @@ func (e *taskEnv) close() {
 
 // writerConfig is map output mapIndex of shuffleID in the executor's
 // store, with the task's share of its shuffle memory.
-func (e *taskEnv) writerConfig(shuffleID, mapIndex, attempt, parts int, order shuffle.Order) shuffle.Config {
-	cfg := e.shuffle.WriterConfig(shuffleID, mapIndex, attempt, parts, order)
+// A map task of an indeterminate stage writes its stage attempt's
+// generation, so that its output replaces one of an earlier, rolled-back
+// run on this executor instead of being dropped for it.
+func (e *taskEnv) writerConfig(def *shuffleDef, mapIndex, attempt int, order shuffle.Order) shuffle.Config {
+	cfg := e.shuffle.WriterConfig(def.id, mapIndex, attempt, def.numReduces, order)
+	if def.parent.info().order == indeterminate {
+		cfg.Generation = e.task.StageAttempt + 1
+	}
 	e.grants = append(e.grants, cfg.Memory)
 	return cfg
 }

@@ -80,7 +80,27 @@ func FlatMap[T, U any](ds Dataset[T], fn func(x T, yield func(U))) Dataset[U] {
 // records; fn passes its output to yield. The iterator streams the
 // partition from its parent (nothing is collected first); calling it a
 // second time computes the partition again.
-func MapPartitions[T, U any](ds Dataset[T], fn func(part int, records func(func(T) bool), yield func(U)) error) Dataset[U] {
+//
+// By default fn is taken to depend on the order of its input
+// (OrderSensitive): over a shuffle's output, whose order may differ when
+// a lost partition is recomputed, the stage is then rerun as a whole.
+// Pass OrderInsensitive when fn's output depends only on which records
+// the partition holds, or Nondeterministic when it may differ even for
+// the same input (see Determinism). Spark trusts mapPartitions to be
+// order-insensitive unless told otherwise; Flint assumes the safe side.
+func MapPartitions[T, U any](ds Dataset[T], fn func(part int, records func(func(T) bool), yield func(U)) error, det ...Determinism) Dataset[U] {
+	if len(det) > 1 {
+		panic("dataset: MapPartitions takes at most one Determinism")
+	}
+	out := mapPartitions(ds, fn)
+	if len(det) == 0 {
+		det = []Determinism{OrderSensitive}
+	}
+	det[0].apply(&out.n.nodeInfo)
+	return out
+}
+
+func mapPartitions[T, U any](ds Dataset[T], fn func(part int, records func(func(T) bool), yield func(U)) error) Dataset[U] {
 	return narrow("mapPartitions", ds, func(tc *taskContext, p int, emit func([]U) error) error {
 		var out []U
 		var eerr, rerr error
@@ -196,8 +216,16 @@ func Coalesce[T any](ds Dataset[T], n int) Dataset[T] {
 
 // Sample keeps each record with probability fraction (Bernoulli sampling,
 // without replacement), with a random stream per partition derived from
-// seed, so a recomputed partition keeps the same records.
+// seed, so a recomputed partition keeps the same records — when its input
+// comes in the same order; after a shuffle the stage sampling is rerun as
+// a whole when any of its output is lost.
 func Sample[T any](ds Dataset[T], fraction float64, seed uint64) Dataset[T] {
+	out := sample(ds, fraction, seed)
+	out.n.dependsOnOrder()
+	return out
+}
+
+func sample[T any](ds Dataset[T], fraction float64, seed uint64) Dataset[T] {
 	return narrow("sample", ds, func(tc *taskContext, p int, emit func([]T) error) error {
 		r := rand.New(rand.NewPCG(seed, uint64(p)+0x9e3779b97f4a7c15))
 		var out []T

@@ -99,7 +99,7 @@ func addCombiningShuffle[K comparable, V, C any](ds Dataset[KV[K, V]], part Part
 	def := &shuffleDef{id: b.newShuffleID(), parent: ds.n, numReduces: part.NumPartitions()}
 	merge := Aggregator[C, C]{CreateCombiner: func(c C) C { return c }, MergeValue: agg.MergeCombiners, MergeCombiners: agg.MergeCombiners}
 	def.write = func(tc *taskContext, mapIndex, attempt int) (shuffle.Result, error) {
-		cfg := tc.env.writerConfig(def.id, mapIndex, attempt, def.numReduces, shuffle.ByteOrder)
+		cfg := tc.env.writerConfig(def, mapIndex, attempt, shuffle.ByteOrder)
 		w, err := shuffle.NewCombiningWriter(cfg, keys, combs, merge)
 		if err != nil {
 			return shuffle.Result{}, err

@@ -64,7 +64,7 @@ func addShuffle[K, V any](ds Dataset[KV[K, V]], part Partitioner, keys recordcod
 	b := ds.n.b
 	def := &shuffleDef{id: b.newShuffleID(), parent: ds.n, numReduces: part.NumPartitions()}
 	def.write = func(tc *taskContext, mapIndex, attempt int) (shuffle.Result, error) {
-		cfg := tc.env.writerConfig(def.id, mapIndex, attempt, def.numReduces, order)
+		cfg := tc.env.writerConfig(def, mapIndex, attempt, order)
 		var kbuf, vbuf []byte
 		w, err := shuffle.NewWriter(cfg)
 		if err != nil {
@@ -161,7 +161,7 @@ func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg A
 	keys, combs := recordcodec.For[K](), recordcodec.For[C]()
 	def := addCombiningShuffle(ds, part, keys, combs, agg)
 	combine := shuffle.CombineBytes(combs, agg.MergeCombiners)
-	return shuffled(ds.n.b, op, part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, C]) error) error {
+	out := shuffled(ds.n.b, op, part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, C]) error) error {
 		s, closer, err := tc.env.read(tc, def.id, p, shuffle.ByteOrder, combine)
 		if err != nil {
 			return err
@@ -169,6 +169,8 @@ func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg A
 		defer closer()
 		return emitDecoded(s, keys, combs, emit)
 	})
+	out.n.sortedUnique()
+	return out
 }
 
 // ReduceByKey merges the values of each key with fn (associative and
@@ -306,8 +308,11 @@ func PartitionBy[K, V any](ds Dataset[KV[K, V]], part Partitioner) Dataset[KV[K,
 }
 
 // Repartition spreads the records evenly over parts partitions
-// (round-robin from a start fixed per input partition, so a recomputed
-// partition sends the same records to the same places).
+// (round-robin from a start fixed per input partition, as Spark). A
+// recomputed input partition whose records come in another order (after
+// a shuffle that does not sort and combine them) would send other
+// records elsewhere, so that stage is rerun as a whole when any of its
+// output is lost (Spark's SPARK-23207).
 func Repartition[T any](ds Dataset[T], parts int) Dataset[T] {
 	if parts <= 0 {
 		parts = ds.n.b.DefaultParallelism()

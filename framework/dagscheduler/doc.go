@@ -28,8 +28,11 @@
 //     results from superseded attempts, lost executors and ended jobs are
 //     recognised and dropped (TaskIgnored says why);
 //   - a map stage with indeterminate output is rolled back as a whole with
-//     everything downstream; a job that already returned results from it
-//     fails with a message saying so;
+//     everything downstream when any of its outputs is lost (at the fetch
+//     failure, or when it is resubmitted after an executor loss); results
+//     already accepted from it are revoked and recomputed when the job holds
+//     them until it ends (JobSpec.ResultsHeld, as RunStages does), else the
+//     job fails with a message saying so, as in Spark;
 //   - reduce tasks prefer hosts holding at least 20 % of their input,
 //     cached partitions their executors, input splits their hosts.
 //

@@ -64,7 +64,8 @@ type Node struct {
 	// round-robin repartition of unordered input). A map stage containing
 	// one, and every stage downstream of it, is rolled back as a whole when
 	// any of its output is lost; a job whose result stage already produced
-	// partitions from it fails, as in Spark.
+	// partitions from it has them revoked and recomputed when it holds its
+	// results (JobSpec.ResultsHeld), else it fails, as in Spark.
 	Indeterminate bool
 }
 

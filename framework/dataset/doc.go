@@ -76,6 +76,21 @@
 // as the backend reports the loss. A lost executor costs time, not
 // results.
 //
+// A recomputed partition must hold the records its first computation
+// held, or readers of both would mix two runs. A shuffle's reducers merge
+// blocks as they arrive, so only combining shuffles (ReduceByKey,
+// AggregateByKey, CombineByKey, Distinct: sorted, one record per key) give
+// their records in a fixed order. Operations that choose records by
+// position — Repartition's round robin, Sample's draws, and MapPartitions
+// unless declared OrderInsensitive — are therefore indeterminate over any
+// other shuffle's output, as is everything computed from them (Spark's
+// DeterministicLevel, SPARK-23207): when an output of such a stage is
+// lost, the DAG core reruns the stage whole, with every stage that read
+// it, and recomputes results of the action already in (the driver holds
+// them until the action ends). Each rerun's map outputs carry its stage
+// attempt, so they replace the rolled-back ones on an executor that held
+// them.
+//
 // Accumulating actions (Collect, Count, Take, First, Reduce, Fold,
 // Aggregate, Foreach, CountByKey, SaveAsTextFile) keep one result per
 // partition: the DAG core accepts the first successful attempt of each.

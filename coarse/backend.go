@@ -17,10 +17,10 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -40,16 +40,16 @@ type Backend struct {
 	log  logrus.FieldLogger
 	opts []mesosconn.Option
 
-	d                     backend.Driver
-	gw                    *gateway.Gateway
-	driverside.AddedFiles // the file server (nil Server until Start)
-	conn                  *mesosconn.Conn
-	user                  string
-	master                string
-	exe                   driverside.Executable // the binary executors fetch
-	exeLog                string                // its URI as logged
-	secret                string                // the gateway secret: never logged
-	gwURL                 string                // host:port executors dial
+	d                       backend.Driver
+	gw                      *gateway.Gateway
+	mesosbackend.AddedFiles // the file server (nil Server until Start)
+	conn                    *mesosconn.Conn
+	user                    string
+	master                  string
+	exe                     mesosbackend.Executable // the binary executors fetch
+	exeLog                  string                  // its URI as logged
+	secret                  string                  // the gateway secret: never logged
+	gwURL                   string                  // host:port executors dial
 	// certPin is the SHA-256 of the gateway's certificate with
 	// flint.network.tls.enabled ("" for plaintext), given to executors.
 	certPin string
@@ -61,7 +61,7 @@ type Backend struct {
 	mu          sync.Mutex
 	execs       map[string]*executor // launched, Mesos task not yet terminal
 	nextID      int
-	idPrefix    string // starts every executor id (driverside.TaskIDPrefix)
+	idPrefix    string // starts every executor id (mesosbackend.TaskIDPrefix)
 	cores, gpus int    // held by execs
 	limit       int    // executor target (dynamic allocation); -1 = no limit
 	fails       *agentFailures
@@ -125,12 +125,12 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 		backoff:  launchbackoff.New(),
 		now:      time.Now,
 		exited:   make(chan struct{}),
-		idPrefix: driverside.TaskIDPrefix(p.Config),
+		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
 	}
 	for _, o := range opts {
 		o(b)
 	}
-	b.master = driverside.MasterURL(p.Master)
+	b.master = mesosbackend.MasterURL(p.Master)
 	return b, nil
 }
 
@@ -156,7 +156,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	if err := b.startFiles(addr); err != nil {
 		return err
 	}
-	conn, user, err := driverside.Subscribe(ctx, b.p.Config, driverside.Subscription{
+	conn, user, err := mesosbackend.Subscribe(ctx, b.p.Config, mesosbackend.Subscription{
 		Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
 	}, fetchHandler{handler{b}})
 	b.user = user
@@ -170,8 +170,8 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	return nil
 }
 
-func (b *Backend) startGateway(addr driverside.Addr) error {
-	secret, err := driverside.AppSecret(b.p.Config)
+func (b *Backend) startGateway(addr mesosbackend.Addr) error {
+	secret, err := mesosbackend.AppSecret(b.p.Config)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
@@ -218,7 +218,7 @@ func (b *Backend) startGateway(addr driverside.Addr) error {
 
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
-func (b *Backend) startFiles(addr driverside.Addr) error {
+func (b *Backend) startFiles(addr mesosbackend.Addr) error {
 	exe, err := b.StartFiles(b.set.executorURI, b.set.executorSHA, addr, b.log, b.set.env, &b.set.command)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
@@ -491,6 +491,6 @@ func (b *Backend) closeServers(ctx context.Context) {
 }
 
 // The driver's file server, serving the executor binary and the files a
-// job adds, is b's embedded driverside.AddedFiles (backend.FileServer,
+// job adds, is b's embedded mesosbackend.AddedFiles (backend.FileServer,
 // backend.FileUnserver).
 var _ backend.FileUnserver = (*Backend)(nil)

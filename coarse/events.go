@@ -13,9 +13,9 @@ import (
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -151,7 +151,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 	if excluded {
 		b.log.WithFields(fields).Warnf("coarse: agent %s (%s) excluded for %s after %d executor failures", e.agentID, e.host, b.set.agentExclusion, b.set.maxAgentFailures)
 	}
-	if reason := driverside.Unauthorized(st, b.set.launch.TaskUser(b.user)); reason != "" && report {
+	if reason := mesosbackend.Unauthorized(st, b.set.launch.TaskUser(b.user)); reason != "" && report {
 		b.log.Error("coarse: " + reason)
 		b.d.Abort(reason)
 	}

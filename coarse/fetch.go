@@ -5,7 +5,7 @@ import (
 
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/mesosbackend"
 )
 
 // fetchEvents ends an executor's fetch credential as soon as the executor
@@ -51,7 +51,7 @@ func (h fetchHandler) Update(st mesos.TaskStatus) {
 	if mesosconn.Terminal(st.GetState()) {
 		h.b.exe.Registered(st.TaskID.Value)
 		if st.Message != nil {
-			m := driverside.ExplainStatus(*st.Message)
+			m := mesosbackend.ExplainStatus(*st.Message)
 			st.Message = &m
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/mesosbackend"
 )
 
 func testBackend(t *testing.T, conf ...string) *Backend {
@@ -30,7 +30,7 @@ func testBackend(t *testing.T, conf ...string) *Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.exe = driverside.Executable{URI: "http://driver:1/files/abc/flint", Name: "flint"}
+	b.exe = mesosbackend.Executable{URI: "http://driver:1/files/abc/flint", Name: "flint"}
 	b.gwURL, b.secret, b.user = "driver:2", "s3cret", "alice"
 	b.set.command = "./flint"
 	return b

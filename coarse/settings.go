@@ -8,18 +8,18 @@ import (
 
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/mesosbackend"
 )
 
 // settings are the flint.* keys the coarse backend reads, validated once.
 type settings struct {
-	keepFramework     bool                // Stop leaves the framework for a successor (driverside.KeepFramework)
-	launch            driverside.Executor // what every executor launch carries: secrets (SecretEnv, Secrets) and ProxyUser
-	coresMax          int                 // flint.cores.max; math.MaxInt when unset
-	executorCores     int                 // flint.executor.cores; 0 = the whole offer
-	taskCPUs          int                 // flint.task.cpus
-	memMB             float64             // flint.executor.memory + overhead, in MiB
-	gpusMax           int                 // flint.mesos.gpus.max
+	keepFramework     bool                  // Stop leaves the framework for a successor (mesosbackend.KeepFramework)
+	launch            mesosbackend.Executor // what every executor launch carries: secrets (SecretEnv, Secrets) and ProxyUser
+	coresMax          int                   // flint.cores.max; math.MaxInt when unset
+	executorCores     int                   // flint.executor.cores; 0 = the whole offer
+	taskCPUs          int                   // flint.task.cpus
+	memMB             float64               // flint.executor.memory + overhead, in MiB
+	gpusMax           int                   // flint.mesos.gpus.max
 	constraints       constraints.Constraints
 	executorURI       string // flint.executor.uri; "" = serve our own executable
 	executorSHA       string // flint.executor.sha256
@@ -36,7 +36,7 @@ type settings struct {
 	localityWait      time.Duration // flint.locality.wait: how long to hold out for preferred hosts
 	maxResultSize     int64
 	maxDirectResult   int64
-	addr              driverside.Addr // flint.driver.host, bindAddress, ports
+	addr              mesosbackend.Addr // flint.driver.host, bindAddress, ports
 	logLevel          string
 	logFormat         string
 }
@@ -83,15 +83,15 @@ func readSettings(cfg *config.Config) (settings, error) {
 	if s.heartbeat >= s.networkTimeout {
 		errs = append(errs, fmt.Errorf("coarse: flint.executor.heartbeatInterval (%s) must be shorter than flint.network.timeout (%s)", s.heartbeat, s.networkTimeout))
 	}
-	addr, addrErrs := driverside.ReadAddr(cfg)
+	addr, addrErrs := mesosbackend.ReadAddr(cfg)
 	s.addr = addr
 	for _, err := range addrErrs {
 		errs = append(errs, fmt.Errorf("coarse: %w", err))
 	}
-	ex, exErrs := driverside.ReadExecutor(cfg)
+	ex, exErrs := mesosbackend.ReadExecutor(cfg)
 	s.executorURI, s.executorSHA, s.command, s.extraURIs, s.env = ex.URI, ex.SHA256, ex.Command, ex.ExtraURIs, ex.Env
-	s.keepFramework = driverside.KeepFramework(cfg)
-	s.launch = driverside.Executor{SecretEnv: ex.SecretEnv, Secrets: ex.Secrets, ProxyUser: ex.ProxyUser}
+	s.keepFramework = mesosbackend.KeepFramework(cfg)
+	s.launch = mesosbackend.Executor{SecretEnv: ex.SecretEnv, Secrets: ex.Secrets, ProxyUser: ex.ProxyUser}
 	s.constraints, s.memMB = ex.Constraints, ex.MemMB
 	for _, err := range exErrs {
 		errs = append(errs, fmt.Errorf("coarse: %w", err))

@@ -17,9 +17,9 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/placement"
+	"github.com/flint-mesos/flint/mesosbackend"
 )
 
 func init() { backend.Register(backend.MesosFine, New) }
@@ -36,17 +36,17 @@ type Backend struct {
 	log  logrus.FieldLogger
 	opts []mesosconn.Option
 
-	d                     backend.Driver
-	driverside.AddedFiles // the file server (nil Server until Start)
-	conn                  *mesosconn.Conn
-	user                  string
-	master                string
-	exe                   driverside.Executable // the binary executors fetch
-	exeLog                string                // its URI as logged
-	death                 *deathHandler         // the connection's handler (death.go)
-	secret                string                // result server secret: never logged
-	driverHost            string
-	httpc                 *http.Client
+	d                       backend.Driver
+	mesosbackend.AddedFiles // the file server (nil Server until Start)
+	conn                    *mesosconn.Conn
+	user                    string
+	master                  string
+	exe                     mesosbackend.Executable // the binary executors fetch
+	exeLog                  string                  // its URI as logged
+	death                   *deathHandler           // the connection's handler (death.go)
+	secret                  string                  // result server secret: never logged
+	driverHost              string
+	httpc                   *http.Client
 
 	// shuffleProps are every executor's shuffle settings (with the
 	// application's shuffle token: never logged).
@@ -76,7 +76,7 @@ type Backend struct {
 	stopping    bool
 	started     bool
 	frameworkID string
-	idPrefix    string                 // tags this driver's Mesos task and executor ids (driverside.TaskIDPrefix)
+	idPrefix    string                 // tags this driver's Mesos task and executor ids (mesosbackend.TaskIDPrefix)
 	launched    uint64                 // tasks launched, for Stats
 	backoff     *launchbackoff.Backoff // agents whose launches were lost before their executor came up
 	diag        fitDiag
@@ -171,14 +171,14 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 		tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
 		held: map[string]*heldOffer{}, blocks: map[string]resultRef{}, tlsClients: map[string]*http.Client{},
 		diag: fitDiag{unfit: map[string]string{}}, now: time.Now, backoff: launchbackoff.New(),
-		idPrefix: driverside.TaskIDPrefix(p.Config),
+		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
 		httpc: &http.Client{Timeout: max(set.networkTimeout, 10*time.Second),
 			Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}},
 	}
 	for _, o := range opts {
 		o(b)
 	}
-	b.master = driverside.MasterURL(p.Master)
+	b.master = mesosbackend.MasterURL(p.Master)
 	return b, nil
 }
 
@@ -197,7 +197,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 		return fmt.Errorf("fine: %w", err)
 	}
 	b.driverHost = addr.Host
-	if b.secret, err = driverside.AppSecret(b.p.Config); err != nil {
+	if b.secret, err = mesosbackend.AppSecret(b.p.Config); err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
 	b.jobProps = jobconf.FromConfig(b.p.Config)
@@ -211,7 +211,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	b.mu.Lock()
 	b.subscribing = true // handlers may wait for connReady from now on (endUnknown)
 	b.mu.Unlock()
-	conn, user, err := driverside.Subscribe(ctx, b.p.Config, driverside.Subscription{
+	conn, user, err := mesosbackend.Subscribe(ctx, b.p.Config, mesosbackend.Subscription{
 		Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
 	}, b.death) // death.go: dead executors' exit status and stderr
 	b.user = user
@@ -228,7 +228,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
-func (b *Backend) startFiles(addr driverside.Addr) error {
+func (b *Backend) startFiles(addr mesosbackend.Addr) error {
 	exe, err := b.StartFiles(b.set.executorURI, b.set.executorSHA, addr, b.log, b.set.env, &b.set.command)
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
@@ -340,7 +340,7 @@ func (b *Backend) Stop(ctx context.Context) error {
 		b.round.Unlock()
 		b.conn.SetDemand(false)
 		b.releases.Wait()
-		keep := driverside.KeepFramework(b.p.Config)
+		keep := mesosbackend.KeepFramework(b.p.Config)
 		if keep {
 			b.shutdownExecutors() // no TEARDOWN ends them: they would idle until the failover timeout
 		}
@@ -373,7 +373,7 @@ func (b *Backend) closeFiles(ctx context.Context) {
 }
 
 // The driver's file server, serving the executor binary and the files a
-// job adds, is b's embedded driverside.AddedFiles (backend.FileServer,
+// job adds, is b's embedded mesosbackend.AddedFiles (backend.FileServer,
 // backend.FileUnserver).
 var _ backend.FileUnserver = (*Backend)(nil)
 

@@ -12,8 +12,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/framework/sandbox"
+	"github.com/flint-mesos/flint/mesosbackend"
 )
 
 // describeTimeout bounds reading a dead executor's stderr from its agent.
@@ -176,7 +176,7 @@ func (h *deathHandler) describe(gen string, st mesos.TaskStatus, status int, exi
 	}
 	if exited {
 		msg += "; it " + exitWords(status)
-		if why := driverside.ExitExplained(status); why != "" {
+		if why := mesosbackend.ExitExplained(status); why != "" {
 			msg += ": " + why
 		}
 	} else {

@@ -4,7 +4,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/mesosbackend"
 )
 
 // fetchHandler ends an executor's fetch credential as soon as the
@@ -47,7 +47,7 @@ func (h fetchHandler) ExecutorLost(agentID mesos.AgentID, execID mesos.ExecutorI
 	if owner != "" {
 		b.exe.Registered(owner)
 	}
-	if why := driverside.ExitExplained(status); why != "" {
+	if why := mesosbackend.ExitExplained(status); why != "" {
 		b.log.WithField("agent", agentID.Value).Errorf("fine: executor %s on agent %s exited: %s", execID.Value, agentID.Value, why)
 	}
 	h.handler.ExecutorLost(agentID, execID, status)

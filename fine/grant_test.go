@@ -11,8 +11,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
+	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -28,7 +28,7 @@ func TestOldExecutorsLateUpdateKeepsTheNewExecutorsFetchGrant(t *testing.T) {
 	d := &recorder{}
 	b := newTestBackend(d)
 	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
-	fs, exe, err := driverside.ServeExecutor("", "", driverside.Addr{Host: "127.0.0.1"}, b.log)
+	fs, exe, err := mesosbackend.ServeExecutor("", "", mesosbackend.Addr{Host: "127.0.0.1"}, b.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestLateFailureOfAFailedLaunchKeepsTheNextExecutorsFetchGrant(t *testing.T)
 	d := &recorder{}
 	b := newTestBackend(d)
 	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
-	fs, exe, err := driverside.ServeExecutor("", "", driverside.Addr{Host: "127.0.0.1"}, b.log)
+	fs, exe, err := mesosbackend.ServeExecutor("", "", mesosbackend.Addr{Host: "127.0.0.1"}, b.log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func executorID(agentID string) string { return ExecutorIDPrefix + agentID }
 func mesosTaskID(id uint64) string     { return strconv.FormatUint(id, 10) }
 
 // A driver taking over a framework tags its Mesos task and executor ids
-// (driverside.TaskIDPrefix), and its launches still find the agent in the
+// (mesosbackend.TaskIDPrefix), and its launches still find the agent in the
 // executor id the driver loop chose: its executor on agent S0 is
 // flint-fine-<tag>S0 and Flint task 7 is Mesos task <tag>7, never ids a
 // predecessor's executor or task has.

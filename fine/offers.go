@@ -23,7 +23,7 @@ import (
 )
 
 // ExecutorIDPrefix starts every fine executor's id; the driver's id tag
-// (driverside.TaskIDPrefix: "" for a new framework) and the agent id follow.
+// (mesosbackend.TaskIDPrefix: "" for a new framework) and the agent id follow.
 const ExecutorIDPrefix = "flint-fine-"
 
 // executorID is this driver's executor id on an agent. A driver taking over

@@ -9,15 +9,15 @@ import (
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
+	"github.com/flint-mesos/flint/mesosbackend"
 )
 
 // settings are the flint.* keys the fine backend reads, validated once.
 type settings struct {
-	launch          driverside.Executor // what every executor launch carries: secrets (SecretEnv, Secrets) and ProxyUser
-	taskCPUs        int                 // flint.task.cpus
-	execCPUs        float64             // flint.mesos.mesosExecutor.cores
-	execMemMB       float64             // flint.executor.memory + overhead, in MiB
+	launch          mesosbackend.Executor // what every executor launch carries: secrets (SecretEnv, Secrets) and ProxyUser
+	taskCPUs        int                   // flint.task.cpus
+	execCPUs        float64               // flint.mesos.mesosExecutor.cores
+	execMemMB       float64               // flint.executor.memory + overhead, in MiB
 	constraints     constraints.Constraints
 	executorURI     string // flint.executor.uri; "" = serve our own executable
 	executorSHA     string // flint.executor.sha256
@@ -31,8 +31,8 @@ type settings struct {
 	maxResultSize   int64
 	maxDirectResult int64
 	networkTimeout  time.Duration
-	tls             bool            // flint.network.tls.enabled: result servers serve TLS
-	addr            driverside.Addr // flint.driver.host, bindAddress, ports
+	tls             bool              // flint.network.tls.enabled: result servers serve TLS
+	addr            mesosbackend.Addr // flint.driver.host, bindAddress, ports
 	logLevel        string
 	logFormat       string
 }
@@ -53,7 +53,7 @@ func readSettings(cfg *config.Config) (settings, error) {
 		logFormat:       cfg.String("flint.log.format"),
 	}
 	var errs []error
-	addr, addrErrs := driverside.ReadAddr(cfg)
+	addr, addrErrs := mesosbackend.ReadAddr(cfg)
 	s.addr = addr
 	for _, err := range addrErrs {
 		errs = append(errs, fmt.Errorf("fine: %w", err))
@@ -82,9 +82,9 @@ func readSettings(cfg *config.Config) (settings, error) {
 			errs = append(errs, fmt.Errorf("fine: flint.cores.max=%d is below flint.task.cpus=%d + flint.mesos.mesosExecutor.cores=%g: no task could ever run", n, s.taskCPUs, s.execCPUs))
 		}
 	}
-	ex, exErrs := driverside.ReadExecutor(cfg)
+	ex, exErrs := mesosbackend.ReadExecutor(cfg)
 	s.executorURI, s.executorSHA, s.command, s.extraURIs, s.env = ex.URI, ex.SHA256, ex.Command, ex.ExtraURIs, ex.Env
-	s.launch = driverside.Executor{SecretEnv: ex.SecretEnv, Secrets: ex.Secrets, ProxyUser: ex.ProxyUser}
+	s.launch = mesosbackend.Executor{SecretEnv: ex.SecretEnv, Secrets: ex.Secrets, ProxyUser: ex.ProxyUser}
 	s.constraints, s.execMemMB = ex.Constraints, ex.MemMB
 	for _, err := range exErrs {
 		errs = append(errs, fmt.Errorf("fine: %w", err))

@@ -11,8 +11,8 @@ import (
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/framework/mesosconn/driverside"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -130,7 +130,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 		b.log.WithFields(logrus.Fields{"task": t.flintID, "agent": t.agentID}).Debugf("fine: task %d %s: %s", t.flintID, state, u.Failure.Message)
 	}
 	reason := unknownUser(u, b.set.launch.TaskUser(b.user))
-	if r := driverside.Unauthorized(st, b.set.launch.TaskUser(b.user)); r != "" {
+	if r := mesosbackend.Unauthorized(st, b.set.launch.TaskUser(b.user)); r != "" {
 		reason = r
 	}
 	if reason != "" {
@@ -388,7 +388,7 @@ func (h handler) Aborted(err error) {
 // it is this driver's own: after a failover (flint.mesos.driver.frameworkId) the master's
 // reconciliation reports the previous driver's tasks, whose executor holds that driver's
 // settings and credentials. This driver's task and executor ids carry a tag of its own
-// (driverside.TaskIDPrefix), so its launches never wait for those executors to end.
+// (mesosbackend.TaskIDPrefix), so its launches never wait for those executors to end.
 func (b *Backend) endUnknown(st mesos.TaskStatus) {
 	b.mu.Lock()
 	subscribing := b.subscribing

@@ -78,7 +78,7 @@ func driverMain(m Mode) int {
 }
 
 // taggedTask is a successor's Mesos task id: its driver's tag
-// (driverside.TaskIDPrefix) and a counter.
+// (mesosbackend.TaskIDPrefix) and a counter.
 var taggedTask = regexp.MustCompile(`^[0-9a-f]{8}-[0-9]+$`)
 
 // CheckTakeover runs the process-kill scenario on the cluster at stateURL

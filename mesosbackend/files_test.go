@@ -1,4 +1,4 @@
-package driverside
+package mesosbackend
 
 import (
 	"context"

@@ -1,5 +1,7 @@
-// Package driverside holds what the coarse- and fine-grained Mesos backends both do on the
-// driver's side of a Mesos framework, so that the two backends share one copy:
+// Package mesosbackend is the Mesos backends' shared base: what the coarse- and fine-grained
+// backends (packages coarse and fine, its siblings) both do on the driver's side of a Mesos
+// framework, over the one Mesos connection (framework/mesosconn), so that the two backends
+// share one copy:
 //
 //   - MasterURL and DriverHost: the master URL mesosconn dials, and the address executors
 //     reach the driver at (flint.driver.host, else the local address towards the master);
@@ -12,4 +14,4 @@
 //
 // Errors carry no package prefix: the backends wrap them with theirs ("coarse: ", "fine: ").
 // The backends never import each other; both import this package.
-package driverside
+package mesosbackend

@@ -20,8 +20,8 @@ import (
 	"github.com/flint-mesos/flint/contract"
 	_ "github.com/flint-mesos/flint/deploy/embedded" // the embedded master
 	"github.com/flint-mesos/flint/executor"
-	coarseexec "github.com/flint-mesos/flint/executor/coarse"
-	fineexec "github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/executor/coarseexec"
+	"github.com/flint-mesos/flint/executor/fineexec"
 	_ "github.com/flint-mesos/flint/fine" // the mesos-fine backend
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"

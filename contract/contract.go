@@ -7,8 +7,8 @@ const EnvRole = "FLINT_ROLE"
 // Roles: EnvRole values that make a Flint binary an executor (the root
 // package registers their Main functions under them).
 const (
-	RoleCoarse = "coarse-executor" // a coarse-grained executor (executor/coarse)
-	RoleFine   = "fine-executor"   // a fine-grained Mesos executor (executor/fine)
+	RoleCoarse = "coarse-executor" // a coarse-grained executor (executor/coarseexec)
+	RoleFine   = "fine-executor"   // a fine-grained Mesos executor (executor/fineexec)
 )
 
 // EnvBinarySHA256 is the environment variable in which the driver puts the

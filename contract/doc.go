@@ -4,8 +4,8 @@
 // function registry's expected SHA-256 among them), the exit status an
 // executor refusing its binary ends with, the Mesos labels and paths
 // executors answer on, and the limits both sides hold to. Backends (coarse,
-// fine, the Mesos backends' shared base) and executors (executor/coarse,
-// executor/fine) both import it, so that backends need no executor package
+// fine, the Mesos backends' shared base) and executors (executor/coarseexec,
+// executor/fineexec) both import it, so that backends need no executor package
 // for these names and no name is retyped as a literal.
 //
 // It is a leaf: it imports no Flint package (no wire type either), so the

@@ -27,6 +27,6 @@
 // lock would carry over to later tasks on that worker (harmless but it pins
 // a thread). Always call Close: parked workers live until then.
 //
-// The Mesos coarse-grained executor (executor/coarse), the Mesos executor
-// (executor/fine) and local mode wrap a Runtime; they own the transport.
+// The Mesos coarse-grained executor (executor/coarseexec), the Mesos executor
+// (executor/fineexec) and local mode wrap a Runtime; they own the transport.
 package executor

@@ -1,7 +1,7 @@
 // Package fine is the fine-grained Mesos backend (Spark's
 // MesosFineGrainedSchedulerBackend), registered as backend.MesosFine
 // and chosen with flint.mesos.coarse=false: every Flint task is one Mesos
-// task, run by one Flint executor (executor/fine) per agent.
+// task, run by one Flint executor (executor/fineexec) per agent.
 //
 //	mesosconn.Conn ── offers ─► held per agent; each agent's executor reported to the
 //	   ▲                          driver loop as ExecutorUp(slots held + cpus of live tasks)
@@ -108,7 +108,7 @@
 // hurt by an old one's exit.
 //
 // Large results: the executor keeps results over flint.task.maxDirectResultSize
-// (capped at executor/fine.MaxInlineResult, 2 MiB, to stay below mesos-go's
+// (capped at executor/fineexec.MaxInlineResult, 2 MiB, to stay below mesos-go's
 // 4 MiB RecordIO record on the scheduler stream) and puts the base URL of its
 // result server in the TaskStatus label "flint.results". FetchResult GETs
 // <url>/v1/results/<block> with "Authorization: Bearer <secret>", where the

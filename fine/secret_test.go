@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	fineexec "github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/executor/fineexec"
 	"github.com/flint-mesos/flint/framework"
 )
 

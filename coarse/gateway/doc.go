@@ -3,7 +3,7 @@
 // (flintpb.ExecutorGateway) that executors started by the coarse backend
 // connect back to, and the registry of the executors connected to it.
 //
-//	executor/coarse ══ Connect stream (one per executor) ══► Gateway ──Events──► coarse backend
+//	executor/coarseexec ══ Connect stream (one per executor) ══► Gateway ──Events──► coarse backend
 //	   RegisterExecutor{token} ─►  check secret, id unique   ─► ExecutorRegistered
 //	   ◄─ RegisteredExecutor{properties, heartbeat interval}
 //	   ◄─ LaunchTask / KillTask / StopExecutor / FetchResult / ReleaseResult / ReleaseShuffle ◄─ Launch, Kill, …

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
-	"github.com/flint-mesos/flint/executor/coarse"
+	"github.com/flint-mesos/flint/executor/coarseexec"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/proto/flintpb"

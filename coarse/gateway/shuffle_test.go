@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
-	"github.com/flint-mesos/flint/executor/coarse"
+	"github.com/flint-mesos/flint/executor/coarseexec"
 	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/executor/shuffleenv"

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
-	"github.com/flint-mesos/flint/executor/coarse"
+	"github.com/flint-mesos/flint/executor/coarseexec"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/agent"
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
-	"github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/executor/fineexec"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/mesosconn"

@@ -14,7 +14,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/contract"
-	"github.com/flint-mesos/flint/executor/fine"
+	"github.com/flint-mesos/flint/executor/fineexec"
 	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/executor/shuffleenv"

@@ -8,6 +8,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/sandbox"
 )
 
@@ -129,8 +130,17 @@ func (b *Backend) describeDeath(e *executor, st *mesos.TaskStatus, lost string) 
 // (alive but not trusted again) is killed and reported without it.
 func (b *Backend) streamBroke(e *executor, reason string) {
 	b.deaths.await(e.id, func() { b.killMesosTask(e) }, func(st *mesos.TaskStatus) {
-		b.d.ExecutorLost(e.id, b.describeDeath(e, st, reason), true)
+		b.d.ExecutorLost(e.id, b.describeDeath(e, st, reason), exitCausedByApp(st))
 	})
+}
+
+// exitCausedByApp reports whether an executor's end may be the
+// application's fault, as its Mesos status says (nil: none came in time).
+// One lost with its agent (TASK_LOST, or an agent or master losing track
+// of it) never is: its tasks count toward neither exclusion nor
+// flint.task.maxFailures, since several agents may share a host.
+func exitCausedByApp(st *mesos.TaskStatus) bool {
+	return st == nil || (st.GetState() != mesos.TASK_LOST && !launchbackoff.InfrastructureLoss(*st))
 }
 
 // mesosEnded reports an executor whose Mesos task ended, with its stderr;

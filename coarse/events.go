@@ -155,7 +155,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 		b.log.Error("coarse: " + reason)
 		b.d.Abort(reason)
 	}
-	b.mesosEnded(e, st, report, st.GetState() != mesos.TASK_LOST) // with its stderr (death.go)
+	b.mesosEnded(e, st, report, exitCausedByApp(&st)) // with its stderr (death.go)
 	if registered {
 		// The process may outlive its Mesos task (agent removed): stop it.
 		_ = b.gw.StopExecutor(e.id, "its Mesos task ended: "+why)

@@ -28,5 +28,12 @@
 // Status updates may be delivered more than once; updates for unknown or
 // ended attempts are ignored.
 //
+// What counts: a failure counts toward MaxTaskFailures and exclusion
+// unless it is a kill, a fetch failure, or a loss — an attempt that ended
+// Lost (its agent or executor went away; whatever Failure the backend
+// gives, its Kind becomes ExecutorLost) or an executor lost without
+// ExitCausedByApp. Agents sharing a host name must not get the host
+// excluded for a loss that was not its fault (testdata/exclude_lostagent.txt).
+//
 // See README.md for the structure and the locality algorithm.
 package scheduler

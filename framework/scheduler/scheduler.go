@@ -197,15 +197,27 @@ func (s *TaskScheduler) StatusUpdate(id TaskID, u Update, now time.Time) []Event
 	return nil
 }
 
+// failureOf is the failure an ended attempt reports. A Lost attempt is the
+// infrastructure's loss (its agent or executor went away, an offer went
+// stale), never the task's: its Kind is forced to ExecutorLost, so that it
+// counts toward neither exclusion nor MaxTaskFailures unless the backend
+// says the application caused the executor's exit (ExitCausedByApp).
+// Several agents may share a host: counting their losses would exclude the
+// host for a loss that was not its fault.
 func failureOf(u Update) Failure {
+	if u.State == Lost {
+		f := Failure{Kind: ExecutorLost, Message: "task lost"}
+		if u.Failure != nil {
+			f = *u.Failure
+			f.Kind = ExecutorLost
+		}
+		return f
+	}
 	if u.Failure != nil {
 		return *u.Failure
 	}
-	switch u.State {
-	case KilledState:
+	if u.State == KilledState {
 		return Failure{Kind: Killed, Message: "killed"}
-	case Lost:
-		return Failure{Kind: ExecutorLost, Message: "task lost"}
 	}
 	return Failure{Kind: Exception, Message: "task failed with no reason given"}
 }

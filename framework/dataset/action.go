@@ -205,17 +205,29 @@ func Reduce[T any](ds Dataset[T], fn func(T, T) T) (x T, ok bool, err error) {
 	return x, ok, err
 }
 
-// Fold merges every partition's records into zero with fn, then the
-// partitions' results into zero.
+// Fold merges every partition's records into a copy of zero with fn,
+// then the partitions' results into another copy. fn may modify and
+// return its first argument: every task, and the driver, starts from its
+// own copy of zero (see Aggregate).
 func Fold[T any](ds Dataset[T], zero T, fn func(T, T) T) (T, error) {
-	return Aggregate(ds, zero, fn, fn)
+	return aggregate(ds, "fold", zero, fn, fn)
 }
 
-// Aggregate folds each partition's records into zero with seq and merges
-// the partitions' results with comb.
+// Aggregate folds each partition's records into a copy of zero with seq
+// and merges the partitions' results into another copy with comb. seq and
+// comb may modify and return their first argument: each task and the
+// driver start from their own copy of zero, as in Spark — a value without
+// references (numbers, strings, arrays and structs of them) is copied by
+// assignment, any other through its record codec, so it must be a type
+// the codec round-trips (for gob: exported fields).
 func Aggregate[T, U any](ds Dataset[T], zero U, seq func(U, T) U, comb func(U, U) U) (U, error) {
-	parts, err := runAction(ds, "aggregate", nil, func(tc *taskContext, p int) (U, error) {
-		acc := zero
+	return aggregate(ds, "aggregate", zero, seq, comb)
+}
+
+func aggregate[T, U any](ds Dataset[T], op string, zero U, seq func(U, T) U, comb func(U, U) U) (U, error) {
+	fresh := zeroMaker(ds.n.b, op, zero)
+	parts, err := runAction(ds, op, nil, func(tc *taskContext, p int) (U, error) {
+		acc := fresh()
 		err := ds.n.run(tc, p, func(b []T) error {
 			for _, v := range b {
 				acc = seq(acc, v)
@@ -224,11 +236,14 @@ func Aggregate[T, U any](ds Dataset[T], zero U, seq func(U, T) U, comb func(U, U
 		})
 		return acc, err
 	})
-	acc := zero
+	if err != nil {
+		return zero, err
+	}
+	acc := fresh()
 	for _, p := range parts {
 		acc = comb(acc, p)
 	}
-	return acc, err
+	return acc, nil
 }
 
 // Foreach calls fn on every record, on the executors.

@@ -64,7 +64,10 @@ type Builder struct {
 // frozen with the job.
 type settings struct {
 	DefaultParallelism int
-	MaxPartitionBytes  int64
+	// ParallelismSet: flint.default.parallelism is set, so wide
+	// operations use it rather than their inputs' partition counts.
+	ParallelismSet    bool
+	MaxPartitionBytes int64
 	// StorageMemory is each executor's budget for cached partitions
 	// (flint.storage.memory, else flint.storage.memoryFraction of
 	// flint.executor.memory).
@@ -93,6 +96,7 @@ func newDriverBuilder(job string, args []byte, r *runner, fc *framework.Context)
 	b.settings = settings{DefaultParallelism: 2, MaxPartitionBytes: 128 << 20, StorageMemory: 300 << 20}
 	if fc != nil {
 		b.settings.DefaultParallelism = defaultParallelism(fc)
+		b.settings.ParallelismSet = fc.Config().IsSet("flint.default.parallelism")
 		b.settings.MaxPartitionBytes = fc.Config().Size("flint.files.maxPartitionBytes")
 		b.settings.StorageMemory = storageMemory(fc.Config())
 	}
@@ -129,9 +133,12 @@ func (b *Builder) Out() io.Writer {
 	return io.Discard
 }
 
-// DefaultParallelism is the number of partitions wide operations and
-// sources use when not told (flint.default.parallelism, else the
-// backend's cores, at least 2).
+// DefaultParallelism is the number of partitions sources use when not
+// told, and wide operations when flint.default.parallelism is set
+// (flint.default.parallelism, else the backend's cores, at least 2). Wide
+// operations not told otherwise take their largest input's partition
+// count when flint.default.parallelism is not set, as Spark's
+// defaultPartitioner does.
 func (b *Builder) DefaultParallelism() int { return b.settings.DefaultParallelism }
 
 // Value returns fn's result, computed once on the driver and frozen with

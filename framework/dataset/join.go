@@ -18,7 +18,7 @@ type Grouped[V, W any] struct {
 // the same hash partitioner and merged by key; a key's values are held in
 // memory at once.
 func CoGroup[K comparable, V, W any](left Dataset[KV[K, V]], right Dataset[KV[K, W]], parts int) Dataset[KV[K, Grouped[V, W]]] {
-	part := defaultPartitioner(left.n.b, parts)
+	part := defaultPartitioner(left.n.b, parts, left.n, right.n)
 	keys, lv, rv := recordcodec.For[K](), recordcodec.For[V](), recordcodec.For[W]()
 	ld := addShuffle(left, part, keys, lv, shuffle.ByteOrder)
 	rd := addShuffle(right, part, keys, rv, shuffle.ByteOrder)

@@ -108,11 +108,23 @@ func shuffled[T any](b *Builder, op string, part Partitioner, defs []*shuffleDef
 	return ds
 }
 
-func defaultPartitioner(b *Builder, parts int) Partitioner {
-	if parts <= 0 {
-		parts = b.DefaultParallelism()
+// defaultPartitioner partitions a wide operation over inputs by hash into
+// parts partitions; parts ≤ 0 takes Spark's defaultPartitioner count:
+// flint.default.parallelism when set, else the largest input's partition
+// count (so the same job partitions the same however many executors have
+// registered).
+func defaultPartitioner(b *Builder, parts int, inputs ...node) Partitioner {
+	if parts > 0 {
+		return HashPartitioner(parts)
 	}
-	return HashPartitioner(parts)
+	if b.settings.ParallelismSet || len(inputs) == 0 {
+		return HashPartitioner(b.DefaultParallelism())
+	}
+	n := 1
+	for _, in := range inputs {
+		n = max(n, in.info().parts)
+	}
+	return HashPartitioner(n)
 }
 
 // emitDecoded decodes a merged stream of (key, value) records and emits
@@ -154,7 +166,7 @@ func emitDecoded[K, V any](s shuffle.Stream, keys recordcodec.Codec[K], vals rec
 // CombineByKey combines the values of each key with agg, map-side first,
 // into parts partitions (the default parallelism when ≤ 0).
 func CombineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], agg Aggregator[V, C], parts int) Dataset[KV[K, C]] {
-	return combineByKey(ds, "combineByKey", agg, defaultPartitioner(ds.n.b, parts))
+	return combineByKey(ds, "combineByKey", agg, defaultPartitioner(ds.n.b, parts, ds.n))
 }
 
 func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg Aggregator[V, C], part Partitioner) Dataset[KV[K, C]] {
@@ -177,21 +189,23 @@ func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg A
 // commutative), map-side first (Spark's reduceByKey).
 func ReduceByKey[K comparable, V any](ds Dataset[KV[K, V]], fn func(V, V) V, parts int) Dataset[KV[K, V]] {
 	agg := Aggregator[V, V]{CreateCombiner: func(v V) V { return v }, MergeValue: fn, MergeCombiners: fn}
-	return combineByKey(ds, "reduceByKey", agg, defaultPartitioner(ds.n.b, parts))
+	return combineByKey(ds, "reduceByKey", agg, defaultPartitioner(ds.n.b, parts, ds.n))
 }
 
 // AggregateByKey folds each key's values into a copy of zero with seq and
-// merges the partial results with comb. zero is copied by assignment:
-// seq must not mutate what zero shares (a slice's array, a map).
+// merges the partial results with comb. seq and comb may modify and return
+// their first argument: every key in every task starts from its own copy
+// of zero, made as Aggregate makes them.
 func AggregateByKey[K comparable, V, U any](ds Dataset[KV[K, V]], zero U, seq func(U, V) U, comb func(U, U) U, parts int) Dataset[KV[K, U]] {
-	agg := Aggregator[V, U]{CreateCombiner: func(v V) U { return seq(zero, v) }, MergeValue: seq, MergeCombiners: comb}
-	return combineByKey(ds, "aggregateByKey", agg, defaultPartitioner(ds.n.b, parts))
+	fresh := zeroMaker(ds.n.b, "aggregateByKey", zero)
+	agg := Aggregator[V, U]{CreateCombiner: func(v V) U { return seq(fresh(), v) }, MergeValue: seq, MergeCombiners: comb}
+	return combineByKey(ds, "aggregateByKey", agg, defaultPartitioner(ds.n.b, parts, ds.n))
 }
 
 // GroupByKey gathers each key's values (no map-side combine, as Spark).
 // A key's values are held in memory at once.
 func GroupByKey[K comparable, V any](ds Dataset[KV[K, V]], parts int) Dataset[KV[K, []V]] {
-	part := defaultPartitioner(ds.n.b, parts)
+	part := defaultPartitioner(ds.n.b, parts, ds.n)
 	keys, vals := recordcodec.For[K](), recordcodec.For[V]()
 	def := addShuffle(ds, part, keys, vals, shuffle.ByteOrder)
 	return shuffled(ds.n.b, "groupByKey", part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, []V]) error) error {
@@ -286,8 +300,12 @@ func (g *grouper[K, V]) next() (KV[K, []V], bool, error) {
 	return out, true, nil
 }
 
-// Distinct is the distinct records.
+// Distinct is the distinct records, in parts partitions (≤ 0: as many as
+// ds has, as Spark's distinct()).
 func Distinct[T comparable](ds Dataset[T], parts int) Dataset[T] {
+	if parts <= 0 {
+		parts = ds.n.parts
+	}
 	kv := Map(ds, func(x T) KV[T, bool] { return KV[T, bool]{Key: x, Value: true} })
 	return Keys(ReduceByKey(kv, func(a, b bool) bool { return a }, parts))
 }

@@ -50,10 +50,18 @@
 // Latency. Offers the driver has no task for are held for
 // flint.mesos.fine.offerHoldTime (default 1s) instead of declined, so a job
 // submitted meanwhile launches on them at once (the driver loop places it
-// on the capacity they give) rather than after REVIVE and an allocation. With
-// minimesos' allocate-on-release (and Mesos' freed resources) a finished
-// task's cpus come back as a new offer straight away, and the agent's
-// executor is reused, so a task costs one scheduler-API round trip. Demand
+// on the capacity they give) rather than after REVIVE and an allocation. A
+// finished task's cpus come back as a new offer only at the master's next
+// batch allocation: every 1 s on Apache Mesos by default
+// (--allocation_interval), and nothing is re-offered before it, so fine
+// mode runs at most (free task slots) / (allocation interval) tasks per
+// second — 4 slots gave exactly 4 tasks/s on Apache Mesos 1.12 (issue 29;
+// docs/benchmarks.md). A shorter interval raises that bound at the cost of
+// more allocator work on the master for every framework; coarse mode,
+// whose executors keep their cpus, is not bound by it. minimesos with
+// --allocate-on-release (the embedded master) offers freed resources at
+// once, and the agent's executor is reused, so there a task costs one
+// scheduler-API round trip. Demand
 // follows the driver loop's backend.Demand: SUPPRESS when no task waits,
 // REVIVE (which clears filters) when tasks come.
 //

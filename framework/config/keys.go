@@ -212,7 +212,7 @@ var table = []Key{
 		Doc: "A fetch failure drops every map output of the failed executor's host, not only the executor's (for hosts whose executors share their shuffle files' fate)."},
 	// Mesos.
 	{Name: "flint.mesos.coarse", Kind: KindBool, Default: "true", Group: GroupMesos,
-		Doc: "Coarse-grained mode: long-running executors per agent that run many tasks. false: fine-grained mode, one Mesos task per Flint task." + mesosUsed},
+		Doc: "Coarse-grained mode: long-running executors per agent that run many tasks. false: fine-grained mode, one Mesos task per Flint task: a finished task's cpus are offered again only at the master's next batch allocation (Apache Mesos: every 1 s, `--allocation_interval`), so fine mode runs at most (free task slots) / (allocation interval) tasks per second — a shorter interval raises that at the cost of more allocator work on the master; coarse mode is not bound by it." + mesosUsed},
 	{Name: "flint.mesos.executor.memoryOverhead", Kind: KindSize, SizeUnit: MiB, Min: "0", Group: GroupMesos,
 		Doc: "Extra memory requested per executor. Unset: max(384m, 10% of `flint.executor.memory`). A bare number is in MiB." + mesosUsed},
 	{Name: "flint.mesos.mesosExecutor.cores", Kind: KindFloat, Default: "0.1", Min: "0", Group: GroupMesos,
@@ -247,7 +247,8 @@ var table = []Key{
 			"or a master failover, during which the driver is cut off until the new master is elected (ZooKeeper's session timeout, 10 s by Mesos' default, " +
 			"then the election and the driver's re-subscription with backoff) — and the master refuses the re-subscription (\"Framework has been removed\") and kills every executor. " +
 			"120 s is `flint.network.timeout`'s default, how long executors already wait for an unreachable driver, so nothing stays alive longer because of it: " +
-			"a driver that crashed (not stopped: `Stop` tears the framework down) leaves its executors for at most that long. Set 0 to have a crashed driver's executors removed at once." +
+			"a driver that crashed or was killed (not stopped: `Stop` tears the framework down) leaves its executors until the master removes the framework — measured on Apache Mesos 1.12: about 122 s with the default, 3 s with 0. Set 0 to have a killed driver's executors removed at once. " +
+			"Across a master failover no failover timeout holds: Mesos does not carry it to the new leader (MESOS-4659), which keeps a framework whose driver never comes back until it is torn down (`flint.mesos.teardownTimeout`)." +
 			" A bare number is in seconds." + mesosUsed},
 	{Name: "flint.mesos.teardownTimeout", Kind: KindDuration, Default: "20s", DurationUnit: time.Second, Min: "1ms", Group: GroupMesos,
 		Doc: "How long the driver's stop waits to tear the framework down when no master can take the TEARDOWN at once: during a master election it waits for the new leader (ZooKeeper's session timeout, 10 s by Mesos' default, then the master's registry recovery), re-subscribes and sends TEARDOWN, and logs the framework as torn down only once the master accepted it. " +

@@ -24,15 +24,23 @@
 //   - Heartbeat monitoring: no event for MissedHeartbeats × the advertised
 //     heartbeat_interval_seconds drops the stream. Re-subscription keeps the framework id and
 //     waits a truncated exponential backoff with jitter (injected *rand.Rand) between attempts;
-//     a leader change reported by the detector drops the stream and re-subscribes to the new
-//     leader at once; 307 redirects from a non-leading master are followed by httpsched.
+//     a leader change reported by the detector drops the stream, resets the backoff and
+//     re-subscribes to the new leader at once; a leader still recovering its registry (503
+//     "Master has not finished recovery") is asked again every RecoveryRetry (500 ms) less
+//     jitter, so the subscription follows the end of its recovery within about a second;
+//     307 redirects from a non-leading master are followed by httpsched.
 //   - Reconciliation: implicit after every (re)subscription, explicit for every task the Conn
 //     knows to be non-terminal (launched through it, or passed to Reconcile) with backoff until
 //     an update has come for each, and periodically (implicit plus explicit).
 //   - Declines carry refuse_seconds per DeclineReason (flint.mesos.rejectOfferDuration*).
 //   - SetDemand sends SUPPRESS or REVIVE only on a change, and REVIVE again when demand is on
 //     and no offer came for ReviveInterval.
-//   - Stop sends TEARDOWN unless the framework is kept for failover.
+//   - Stop sends TEARDOWN unless the framework is kept for failover, and returns once the
+//     master accepted it. With no live subscription (a master election) it keeps subscribing,
+//     without the Handler, for up to TeardownTimeout (flint.mesos.teardownTimeout): Mesos does
+//     not carry failover_timeout across a master failover (MESOS-4659), so a framework not torn
+//     down would stay on the new leader. Past the bound it logs one warning naming the
+//     master's /master/teardown endpoint and the framework id (TeardownError).
 //
 // Why not mesos-go's extras/scheduler/controller: it has no heartbeat timeout, re-subscribes
 // with the framework id only when failover_timeout > 0, backs off on the wall clock with global

@@ -23,7 +23,10 @@
 // same body with the same encoded arguments, rebuilding the same graph,
 // and executes only its task's pipeline. Closures capturing the job's
 // arguments and locals therefore just work, and types are checked by the
-// compiler.
+// compiler. The arguments travel gob encoded: Run refuses, before anything
+// runs, arguments that would not arrive as they are (a non-nil func, chan
+// or unsafe.Pointer, an unexported field holding a value, a cyclic value;
+// ErrArgumentCannotTravel, Spark's "Task not serializable").
 //
 // What keeps that safe:
 //

@@ -93,11 +93,16 @@ func (j *JobDef[A, R]) build(b *Builder, enc []byte) error {
 }
 
 // Run runs the job on fc with args: the body builds the graph and each of
-// its actions runs as a job of stages on fc's executors. It returns the
+// its actions runs as a job of stages on fc's executors. Arguments that
+// would not reach the executors as they are (a func, a chan, an unexported
+// field, a cycle) are refused first (ErrArgumentCannotTravel). It returns the
 // body's result and error (the first failed action's error when the body
 // dropped or wrapped it).
 func (j *JobDef[A, R]) Run(ctx context.Context, fc *framework.Context, args A) (R, error) {
 	var zero R
+	if err := checkArgs(j.jobName, args); err != nil {
+		return zero, err
+	}
 	enc, err := encodeArgs(args)
 	if err != nil {
 		return zero, fmt.Errorf("dataset: job %q: encode arguments (they must be gob-encodable): %w", j.jobName, err)

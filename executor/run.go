@@ -35,7 +35,8 @@ func (r *Runtime) run(t *runningTask) {
 	o := outcome{metrics: flintpb.TaskMetrics{
 		LaunchTimeUnixNano: t.launched,
 		StartTimeUnixNano:  start,
-		InputSize:          int64(len(t.td.Input)),
+		InputSize:          int64(len(t.td.Input)), // the function's input, unless it reports what it read
+		InputRecords:       1,
 	}}
 	running := new(runningUpdate)
 	r.header(&running.u, &running.uuid, t, flintpb.TaskState_TASK_RUNNING, start)
@@ -90,6 +91,9 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 	var m task.Metrics
 	out, tm, p, err := invoke(task.WithMetrics(ctx, &m), entry, td.Input, r.cfg.Now)
 	shuffleMetrics(&o.metrics, m.Shuffle())
+	if b, n, ok := m.Input(); ok {
+		o.metrics.InputSize, o.metrics.InputRecords = b, n
+	}
 	if p != nil {
 		o.metrics.RunTimeNanos = int64(r.cfg.Now().Sub(start))
 		o.failure = &flintpb.TaskFailure{
@@ -133,7 +137,7 @@ type panicInfo struct {
 func invoke(ctx context.Context, e task.Entry, input []byte, now func() time.Time) (out []byte, tm task.Timings, p *panicInfo, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			p = &panicInfo{value: v, stack: debug.Stack()}
+			p = &panicInfo{value: v, stack: []byte(task.TrimStack(debug.Stack()))}
 		}
 	}()
 	if te, ok := e.(task.TimedEntry); ok {

@@ -173,6 +173,10 @@ func (c *driverCore) taskSetAborted(e scheduler.TaskSetAborted, now time.Time) {
 		return
 	}
 	js.aborted = &e
+	if js.run != nil && js.run.aborted == nil {
+		js.run.aborted, js.run.abortedStage = &e, js.stage
+		js.run.abortedIndex, js.run.attempt = js.lastIndex, js.lastAttempt
+	}
 	c.applyDAG(c.dag.TaskSetFailed(js.dagSet.StageID, js.dagSet.Attempt, e.Reason, now), now)
 	if js.run != nil {
 		c.endRunSet(js, e.Reason, now)

@@ -33,7 +33,7 @@ func (c *driverCore) process(evs []scheduler.Event, cur *backend.StatusUpdate, n
 		case scheduler.TaskFailed:
 			c.logFailure(e)
 			a, ok := c.running[e.TaskID]
-			c.endAttempt(e.TaskID, "FAILED", e.Failure.Message, cur, now)
+			c.endAttempt(e.TaskID, "FAILED", e.Failure.Message, cur, now, e.Failure.Stack)
 			if ok && a.job.run != nil && e.Failure.Kind == scheduler.FetchFailed {
 				c.endRunSet(a.job, "fetch failure: "+e.Failure.Message, now)
 				c.runFetchFailed(e.TaskID, a, e.Failure.Message, now)
@@ -85,7 +85,7 @@ func (c *driverCore) logFailure(e scheduler.TaskFailed) {
 
 // endAttempt forgets a finished attempt, updates the stage counters and
 // posts TaskEnd.
-func (c *driverCore) endAttempt(id scheduler.TaskID, state, reason string, cur *backend.StatusUpdate, now time.Time) {
+func (c *driverCore) endAttempt(id scheduler.TaskID, state, reason string, cur *backend.StatusUpdate, now time.Time, stack ...string) {
 	a, ok := c.running[id]
 	if !ok {
 		return
@@ -105,10 +105,13 @@ func (c *driverCore) endAttempt(id scheduler.TaskID, state, reason string, cur *
 	}
 	te := event.TaskEnd{Time: now, StageID: a.job.stage, StageAttempt: a.job.stageAttempt(), TaskID: uint64(id), Index: a.index, Attempt: a.attempt,
 		ExecutorID: a.executor, State: state, Reason: reason}
+	if len(stack) > 0 {
+		te.Stack = stack[0]
+	}
 	if cur != nil && cur.TaskID == uint64(id) {
 		m := &cur.Metrics
 		te.RunTime, te.ResultSize = m.RunTime, m.ResultSize
-		te.DecodeTime, te.EncodeTime, te.InputSize = m.DecodeTime, m.EncodeTime, m.InputSize
+		te.DecodeTime, te.EncodeTime, te.InputSize, te.InputRecords = m.DecodeTime, m.EncodeTime, m.InputSize, m.InputRecords
 		shuffleMetricsOf(&te, &m.Shuffle)
 	}
 	c.out.events = append(c.out.events, te)

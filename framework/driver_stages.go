@@ -61,6 +61,12 @@ type stagesRun struct {
 	job      *StageJob
 	umbrella *jobState // what RunStages waits on: done, err, results by output id
 	nodes    map[dagscheduler.NodeID]*dagscheduler.Node
+	// aborted is the task set abort that failed the job, with the stage,
+	// task and attempt of its last failure (the job's error carries its
+	// message and stack)
+	aborted               *scheduler.TaskSetAborted
+	abortedStage          int
+	abortedIndex, attempt int
 }
 
 // RunStages runs a job of stages and returns each result partition's value
@@ -377,7 +383,13 @@ func (c *driverCore) endRun(run *stagesRun, reason string, failed bool, now time
 	um.ended = true
 	delete(c.runs, um.id)
 	if failed {
-		um.err = &JobError{JobID: um.id, Job: um.job.Name, StageID: -1, Reason: reason, TaskIndex: -1, Cause: um.cause}
+		je := &JobError{JobID: um.id, Job: um.job.Name, StageID: -1, Reason: reason, TaskIndex: -1, Cause: um.cause}
+		if ab := run.aborted; ab != nil && ab.LastFailure != nil {
+			f := ab.LastFailure
+			je.StageID, je.TaskIndex, je.Attempt = run.abortedStage, run.abortedIndex, run.attempt
+			je.FailureKind, je.Message, je.Stack = f.Kind.String(), f.Message, f.Stack
+		}
+		um.err = je
 		um.results = nil
 		c.log.WithField("job", um.id).Debugf("job %d (%s) failed: %s", um.id, um.job.Name, reason)
 	} else {

@@ -61,7 +61,9 @@ type TaskMetrics struct {
 	EncodeTime time.Duration
 	ResultSize int64
 	InputSize  int64
-	Shuffle    task.ShuffleMetrics
+	// InputRecords are the records the task read from its data source.
+	InputRecords int64
+	Shuffle      task.ShuffleMetrics
 }
 
 // FailureKindOf is the kind of failure an attempt that ended in state st

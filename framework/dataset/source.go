@@ -113,7 +113,10 @@ func TextFile(b *Builder, paths ...string) Dataset[string] {
 		if listErr != "" {
 			return errors.New(listErr)
 		}
-		return readSplit(splits[p], emit)
+		return readSplit(splits[p], func(lines []string, bytes int64) error {
+			task.MetricsFrom(tc.ctx).AddInput(bytes, int64(len(lines)))
+			return emit(lines)
+		})
 	}
 	if listErr != "" {
 		b.fail(errors.New(listErr))
@@ -333,8 +336,10 @@ func openRange(p string, start, end int64) (io.ReadCloser, error) {
 // readSplit emits the lines that start in [s.Start, s.End): a split not
 // at the file's start skips to the first line starting at or after
 // s.Start (the byte before s.Start tells whether a line starts there),
-// and the last line read may run past s.End.
-func readSplit(s Split, emit func([]string) error) error {
+// and the last line read may run past s.End. With each batch of lines it
+// passes the bytes they took in the file (their '\n' included): over a
+// file's splits, these add up to its size.
+func readSplit(s Split, emit func(lines []string, bytes int64) error) error {
 	from := s.Start
 	if from > 0 {
 		from--
@@ -361,16 +366,18 @@ func readSplit(s Split, emit func([]string) error) error {
 		}
 	}
 	batch := make([]string, 0, batchSize)
+	var bytes int64
 	for pos < s.End {
 		line, err := r.ReadString('\n')
 		pos += int64(len(line))
 		if len(line) > 0 {
 			batch = append(batch, strings.TrimSuffix(line, "\n"))
+			bytes += int64(len(line))
 			if len(batch) == batchSize {
-				if err := emit(batch); err != nil {
+				if err := emit(batch, bytes); err != nil {
 					return err
 				}
-				batch = batch[:0]
+				batch, bytes = batch[:0], 0
 			}
 		}
 		if err == io.EOF {
@@ -381,7 +388,7 @@ func readSplit(s Split, emit func([]string) error) error {
 		}
 	}
 	if len(batch) > 0 {
-		return emit(batch)
+		return emit(batch, bytes)
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func replayBody(j jobEntry, w *jobWire) (c *capture, err error) {
 	b := newReplayBuilder(j.name(), w.Args, w.Values, w.Action)
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("dataset: job %q panicked while its graph was rebuilt on this executor: %v\n%s", j.name(), p, debug.Stack())
+			err = fmt.Errorf("dataset: job %q panicked while its graph was rebuilt on this executor: %v\n%s", j.name(), p, task.TrimStack(debug.Stack()))
 		}
 	}()
 	berr := j.build(b, w.Args)

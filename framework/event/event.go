@@ -81,15 +81,23 @@ type TaskEnd struct {
 	// State is FINISHED, FAILED, KILLED or LOST.
 	State string
 	// Reason is the failure or kill reason; empty on success.
-	Reason     string
+	Reason string
+	// Stack is a panicked task's stack, trimmed to the frames that
+	// matter (task.TrimStack); empty otherwise.
+	Stack      string
 	RunTime    time.Duration
 	ResultSize int64
 	// StageAttempt is the attempt of the stage the task belongs to.
 	StageAttempt int
 	// DecodeTime and EncodeTime are the executor's input decoding and
-	// result encoding times; InputSize is the task's input in bytes.
+	// result encoding times; InputSize is what the task read from its data
+	// source in bytes (a dataset source's split; a registered function's
+	// input).
 	DecodeTime, EncodeTime time.Duration
 	InputSize              int64
+	// InputRecords are the records the task read from its data source
+	// (a dataset source's lines; 1 for a registered function's input).
+	InputRecords int64
 	// ShuffleReadBytes and ShuffleWriteBytes are the shuffle bytes the
 	// task read (local and remote) and wrote (its committed data files).
 	ShuffleReadBytes, ShuffleWriteBytes int64

@@ -123,6 +123,9 @@ func runEncoded(ctx context.Context, r Runner, in []byte) ([]byte, error) {
 	if err := t.UnmarshalBinary(in); err != nil {
 		return nil, err
 	}
+	// a stage task's input is what its pipeline reads from its sources
+	// (they add to it), not its encoded task
+	task.MetricsFrom(ctx).AddInput(0, 0)
 	env, ok := shuffleenv.FromContext(ctx)
 	if !ok {
 		return nil, ErrNoShuffle

@@ -45,6 +45,34 @@ func (m *ShuffleMetrics) add(o ShuffleMetrics) {
 type Metrics struct {
 	mu      sync.Mutex
 	shuffle ShuffleMetrics
+	// input read from a data source (AddInput)
+	inBytes, inRecords int64
+	inSet              bool
+}
+
+// AddInput adds bytes and records the task read from its data source
+// (Spark's InputMetrics). A task that calls it, even with zeros, reports
+// these as its input instead of the size of its launch input.
+func (m *Metrics) AddInput(bytes, records int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.inBytes += bytes
+	m.inRecords += records
+	m.inSet = true
+	m.mu.Unlock()
+}
+
+// Input returns the input figures added so far, and whether AddInput was
+// called.
+func (m *Metrics) Input() (bytes, records int64, reported bool) {
+	if m == nil {
+		return 0, 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.inBytes, m.inRecords, m.inSet
 }
 
 // AddShuffle adds s to the task's shuffle figures.

@@ -135,6 +135,7 @@ type StageData struct {
 	CompletionTime        *Date                           `json:"completionTime,omitempty"`
 	FailureReason         string                          `json:"failureReason,omitempty"`
 	InputBytes            int64                           `json:"inputBytes"`
+	InputRecords          int64                           `json:"inputRecords"`
 	ShuffleReadBytes      int64                           `json:"shuffleReadBytes"`
 	ShuffleWriteBytes     int64                           `json:"shuffleWriteBytes"`
 	Name                  string                          `json:"name"`
@@ -191,9 +192,11 @@ type TaskMetrics struct {
 	DiskBytesSpilled int64 `json:"diskBytesSpilled"`
 }
 
-// InputMetrics is Spark's InputMetrics (bytes only: Flint counts no records).
+// InputMetrics is Spark's InputMetrics: what the task read from its data
+// source.
 type InputMetrics struct {
-	BytesRead int64 `json:"bytesRead"`
+	BytesRead   int64 `json:"bytesRead"`
+	RecordsRead int64 `json:"recordsRead"`
 }
 
 // ShuffleReadMetrics is Spark's ShuffleReadMetrics (no records count).

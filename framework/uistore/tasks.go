@@ -72,8 +72,11 @@ func (s *Store) onTaskEnd(e event.TaskEnd) {
 	d := ms(e.Time.Sub(t.LaunchTime.Time))
 	t.dur, t.ended = d, true
 	t.ErrorMessage = e.Reason
+	if e.Stack != "" { // as Spark's errorMessage carries the exception's stack trace
+		t.ErrorMessage += "\n" + e.Stack
+	}
 	t.metrics = TaskMetrics{ExecutorDeserializeTime: ms(e.DecodeTime), ExecutorRunTime: ms(e.RunTime), ResultSize: e.ResultSize,
-		ResultSerializationTime: ms(e.EncodeTime), InputMetrics: InputMetrics{BytesRead: e.InputSize},
+		ResultSerializationTime: ms(e.EncodeTime), InputMetrics: InputMetrics{BytesRead: e.InputSize, RecordsRead: e.InputRecords},
 		ShuffleReadMetrics: shuffleReadOf(e), ShuffleWriteMetrics: ShuffleWriteMetrics{BytesWritten: e.ShuffleWriteBytes,
 			WriteTime: e.ShuffleWrite.WriteTime.Nanoseconds(), RecordsWritten: e.ShuffleWrite.Records},
 		DiskBytesSpilled: e.ShuffleWrite.SpillBytes}
@@ -106,6 +109,7 @@ func (s *Store) onTaskEnd(e event.TaskEnd) {
 	st.ResultSerialization += ms(e.EncodeTime)
 	st.ResultSize += e.ResultSize
 	st.InputBytes += e.InputSize
+	st.InputRecords += e.InputRecords
 	st.ShuffleReadBytes += e.ShuffleReadBytes
 	st.ShuffleWriteBytes += e.ShuffleWriteBytes
 	switch t.Status {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
+	"strings"
 	"time"
 
 	"github.com/flint-mesos/flint/framework/uistore"
@@ -60,7 +61,7 @@ var pageTemplates = map[string]string{
 {{range .Data.Summary}}<tr><th>{{.Metric}}</th>{{range .Values}}<td class="num">{{.}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
 <h2>Tasks ({{len .Data.Tasks}})</h2>
 <table id="tasks"><thead><tr><th class="num">Index</th><th class="num">Task ID</th><th class="num">Attempt</th><th>Status</th><th>Executor</th><th>Host</th><th>Locality</th><th>Launched</th><th class="num">Duration</th><th class="num">Run time</th><th class="num">Result size</th><th class="num">Shuffle read / write</th><th>Error</th></tr></thead><tbody>
-{{range .Data.Tasks}}<tr data-task="{{.TaskID}}"><td class="num">{{.Index}}</td><td class="num">{{.TaskID}}</td><td class="num">{{.Attempt}}</td><td class="status {{.Status}}">{{.Status}}</td><td><a href="{{$.Base}}executors/#exec-{{.ExecutorID}}">{{.ExecutorID}}</a></td><td>{{.Host}}</td><td>{{.TaskLocality}}</td><td>{{fmtTime .LaunchTime.Time}}</td><td class="num">{{if .Duration}}{{fmtMillis (deref .Duration)}}{{end}}</td><td class="num">{{with .TaskMetrics}}{{fmtMillis .ExecutorRunTime}}{{end}}</td><td class="num">{{with .TaskMetrics}}{{fmtBytes .ResultSize}}{{end}}</td><td class="num">{{with .TaskMetrics}}{{fmtBytes .ShuffleReadMetrics.RemoteBytesRead}} / {{fmtBytes .ShuffleWriteMetrics.BytesWritten}}{{end}}</td><td>{{if .ErrorMessage}}<div class="err">{{.ErrorMessage}}</div>{{end}}</td></tr>
+{{range .Data.Tasks}}<tr data-task="{{.TaskID}}"><td class="num">{{.Index}}</td><td class="num">{{.TaskID}}</td><td class="num">{{.Attempt}}</td><td class="status {{.Status}}">{{.Status}}</td><td><a href="{{$.Base}}executors/#exec-{{.ExecutorID}}">{{.ExecutorID}}</a></td><td>{{.Host}}</td><td>{{.TaskLocality}}</td><td>{{fmtTime .LaunchTime.Time}}</td><td class="num">{{if .Duration}}{{fmtMillis (deref .Duration)}}{{end}}</td><td class="num">{{with .TaskMetrics}}{{fmtMillis .ExecutorRunTime}}{{end}}</td><td class="num">{{with .TaskMetrics}}{{fmtBytes .ResultSize}}{{end}}</td><td class="num">{{with .TaskMetrics}}{{fmtBytes .ShuffleReadMetrics.RemoteBytesRead}} / {{fmtBytes .ShuffleWriteMetrics.BytesWritten}}{{end}}</td><td>{{if .ErrorMessage}}<div class="err">{{errHead .ErrorMessage}}{{with errRest .ErrorMessage}}<details><summary>details</summary>{{.}}</details>{{end}}</div>{{end}}</td></tr>
 {{else}}<tr><td colspan="13" class="muted">No task launched yet.</td></tr>{{end}}</tbody></table>{{end}}`,
 
 	"executors": `{{define "content"}}<h1>Executors</h1>
@@ -106,6 +107,10 @@ var funcs = template.FuncMap{
 	"fmtMillis": func(ms int64) string { return fmtDur(time.Duration(ms) * time.Millisecond) },
 	"fmtBytes":  fmtBytes,
 	"deref":     func(p *int64) int64 { return *p },
+	// errHead and errRest split an error message into its first line and
+	// the rest (a panic's stack), shown folded as Spark's "+details"
+	"errHead": func(s string) string { h, _, _ := strings.Cut(s, "\n"); return h },
+	"errRest": func(s string) string { _, r, _ := strings.Cut(s, "\n"); return r },
 	"jobDur": func(j uistore.JobData, now time.Time) string {
 		return span(j.SubmissionTime, j.CompletionTime, now)
 	},

@@ -116,7 +116,7 @@ func Metrics(m *flintpb.TaskMetrics) backend.TaskMetrics {
 	}
 	return backend.TaskMetrics{
 		RunTime: time.Duration(m.RunTimeNanos), DecodeTime: time.Duration(m.DecodeNanos), EncodeTime: time.Duration(m.EncodeNanos),
-		ResultSize: m.ResultSize, InputSize: m.InputSize,
+		ResultSize: m.ResultSize, InputSize: m.InputSize, InputRecords: m.InputRecords,
 		Shuffle: task.ShuffleMetrics{
 			RecordsWritten: m.ShuffleRecordsWritten, BytesWritten: m.ShuffleBytesWritten, Spills: m.ShuffleSpills,
 			SpillBytes: m.ShuffleSpillBytes, WriteTime: time.Duration(m.ShuffleWriteNanos),

@@ -1,0 +1,116 @@
+package dataset_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/framework/uistore"
+	"github.com/flint-mesos/flint/internal/stagecheck"
+)
+
+// uiFeed is the task recorder and the UI's store, fed the same events.
+type uiFeed struct {
+	rec   *stagecheck.TaskEnds
+	store *uistore.Store
+}
+
+func (f uiFeed) OnEvent(e event.Event) { f.rec.OnEvent(e); f.store.OnEvent(e) }
+
+// The Input a word count's tasks report — per task, per stage, in the
+// UI's store and REST data — is what they read: over the map stage, the
+// input file's size in bytes and its lines in records; the reduce stage
+// reads only its shuffle, whose bytes are what the maps wrote.
+func TestInputMetricsAreTheBytesAndLinesRead(t *testing.T) {
+	dir := t.TempDir()
+	var text strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&text, "w%d w%d x\n", i%97, i%13)
+	}
+	path := filepath.Join(dir, "in.txt")
+	writeFile(t, path, text.String())
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, lines := st.Size(), int64(3000) // computed without Flint
+
+	feed := uiFeed{rec: &stagecheck.TaskEnds{}, store: uistore.New(uistore.Limits{Jobs: 10, Stages: 10, Tasks: 1000})}
+	cfg := framework.NewConfig()
+	for k, v := range map[string]string{"flint.master": "local[2]", "flint.files.maxPartitionBytes": "10000"} {
+		if err := cfg.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log), framework.WithListener(feed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = wordCountJob.Run(context.Background(), fc, wcArgs{Paths: []string{path}, Parts: 3})
+	if serr := fc.Stop(context.Background()); serr != nil {
+		t.Fatal(serr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages := feed.rec.Submitted()
+	if len(stages) != 2 {
+		t.Fatalf("stages %v, want a map and a result stage", stages)
+	}
+	var inBytes, inRecords, written, read int64
+	var maps int
+	for _, e := range feed.rec.Ends() {
+		if e.StageID == stages[0] {
+			maps++
+			inBytes, inRecords, written = inBytes+e.InputSize, inRecords+e.InputRecords, written+e.ShuffleWriteBytes
+			if e.InputSize <= 0 || e.InputSize > 10000+20 {
+				t.Errorf("map task %d read %d bytes of a split of at most 10000", e.TaskID, e.InputSize)
+			}
+		} else {
+			read += e.ShuffleReadBytes
+			if e.InputSize != 0 || e.InputRecords != 0 {
+				t.Errorf("reduce task %d reports input %d bytes, %d records; it reads only its shuffle", e.TaskID, e.InputSize, e.InputRecords)
+			}
+		}
+	}
+	if want := int((size + 9999) / 10000); maps != want {
+		t.Errorf("%d map tasks, want %d splits", maps, want)
+	}
+	if inBytes != size || inRecords != lines {
+		t.Errorf("map tasks read %d bytes, %d records; the file has %d bytes, %d lines", inBytes, inRecords, size, lines)
+	}
+	if written <= 0 || read != written {
+		t.Errorf("shuffle: maps wrote %d bytes, reduces read %d", written, read)
+	}
+
+	// the UI's stage and task data (what /api/v1 serves) say the same
+	for _, sd := range feed.store.Stages() {
+		full, err := feed.store.Stage(uistore.StageKey{ID: sd.StageID, Attempt: sd.AttemptID}, true, sd.CompletionTime.Time)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var taskBytes, taskRecords int64
+		for _, td := range full.Tasks {
+			taskBytes += td.TaskMetrics.InputMetrics.BytesRead
+			taskRecords += td.TaskMetrics.InputMetrics.RecordsRead
+		}
+		wantBytes, wantRecords := int64(0), int64(0)
+		if sd.StageID == stages[0] {
+			wantBytes, wantRecords = size, lines
+		}
+		if full.InputBytes != wantBytes || full.InputRecords != wantRecords || taskBytes != wantBytes || taskRecords != wantRecords {
+			t.Errorf("UI stage %d: input %d bytes, %d records (tasks: %d, %d); want %d, %d",
+				sd.StageID, full.InputBytes, full.InputRecords, taskBytes, taskRecords, wantBytes, wantRecords)
+		}
+	}
+}

@@ -203,7 +203,7 @@ func (c *Context) validate(job *Job) error {
 // checkSizes reports tasks whose input the backend cannot deliver (the
 // first few, then how many more).
 func (c *Context) checkSizes(job *Job) []error {
-	lim, ok := c.backend.(backend.TaskSizeLimiter)
+	lim, ok := backend.As[backend.TaskSizeLimiter](c.backend)
 	if !ok {
 		return nil
 	}
@@ -261,7 +261,7 @@ func (c *Context) Explain(stageID, index int) (Explanation, error) {
 	switch e.Reason {
 	case scheduler.ReasonSucceeded, scheduler.ReasonRunning, scheduler.ReasonZombie:
 	default:
-		if oe, ok := c.backend.(backend.OfferExplainer); ok {
+		if oe, ok := backend.As[backend.OfferExplainer](c.backend); ok {
 			x.Offers = oe.OfferFilters()
 		}
 	}

@@ -163,7 +163,7 @@ func (c *Context) refOf(pathOrURL string, extract bool) (*backend.File, error) {
 // localRef publishes a local file: on the backend's file server, or (local
 // mode) as a file:// URL with its SHA-256.
 func (c *Context) localRef(abs, name string, extract bool) (*backend.File, error) {
-	if fsrv, ok := c.backend.(backend.FileServer); ok {
+	if fsrv, ok := backend.As[backend.FileServer](c.backend); ok {
 		u, sum, size, err := fsrv.ServeFile(abs)
 		if err != nil {
 			return nil, err
@@ -209,7 +209,7 @@ func (c *Context) RemoveFile(name string) bool {
 		return false
 	}
 	delete(c.files.byName, name)
-	if fsrv, ok := c.backend.(backend.FileUnserver); ok && ref.Served {
+	if fsrv, ok := backend.As[backend.FileUnserver](c.backend); ok && ref.Served {
 		fsrv.UnserveFile(ref.URI)
 	}
 	list := make([]*backend.File, 0, len(c.files.list)) // a new array: the loop holds the old one
@@ -329,7 +329,7 @@ func packDir(dir, archive string) error {
 // grantFiles gives each launch listing served files its executor's files
 // token (FileServer.FileToken), on the loop, before the batch goes out.
 func (d *driver) grantFiles(launches []*backend.TaskDescription) {
-	fsrv, ok := d.backend.(backend.FileServer)
+	fsrv, ok := backend.As[backend.FileServer](d.backend)
 	if !ok {
 		return
 	}

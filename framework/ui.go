@@ -263,7 +263,7 @@ func (c *Context) sandboxForUI(ctx context.Context, executorID string) (webui.Sa
 	if !c.op.backendUp.Load() {
 		return webui.Sandbox{}, fmt.Errorf("framework: the backend is starting")
 	}
-	l, ok := c.backend.(backend.SandboxLocator)
+	l, ok := backend.As[backend.SandboxLocator](c.backend)
 	if !ok {
 		return webui.Sandbox{}, fmt.Errorf("framework: the %s backend does not say where executors' sandboxes are", c.master.Raw)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/internal/plural"
 )
 
@@ -226,6 +225,13 @@ func (b *Backend) Cluster() *cluster.Cluster { return b.cluster }
 // Mesos is the Mesos backend connected to the embedded master.
 func (b *Backend) Mesos() backend.Backend { return b.inner }
 
+var _ backend.Unwrapper = (*Backend)(nil)
+
+// Unwrap implements backend.Unwrapper: the driver finds the Mesos
+// backend's optional interfaces (file server, sandboxes, task size limit,
+// placement reasons) through it (nil before Start).
+func (b *Backend) Unwrap() backend.Backend { return b.inner }
+
 // Apply implements backend.Backend: the Mesos backend applies the batch.
 func (b *Backend) Apply(batch backend.Batch) {
 	if b.inner != nil {
@@ -236,50 +242,6 @@ func (b *Backend) Apply(batch backend.Batch) {
 // FetchResult implements backend.Backend.
 func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error) {
 	return b.inner.FetchResult(ctx, executorID, blockID)
-}
-
-// MaxTaskInput implements backend.TaskSizeLimiter with the Mesos
-// backend's limit (none before Start).
-func (b *Backend) MaxTaskInput() (int, string) {
-	if l, ok := b.inner.(backend.TaskSizeLimiter); ok {
-		return l.MaxTaskInput()
-	}
-	return 0, ""
-}
-
-var _ backend.FileUnserver = (*Backend)(nil)
-
-// UnserveFile implements backend.FileUnserver with the Mesos backend's
-// file server.
-func (b *Backend) UnserveFile(url string) bool {
-	fs, ok := b.inner.(backend.FileUnserver)
-	return ok && fs.UnserveFile(url)
-}
-
-// ServeFile implements backend.FileServer with the Mesos backend's file
-// server.
-func (b *Backend) ServeFile(path string) (string, string, int64, error) {
-	if fs, ok := b.inner.(backend.FileServer); ok {
-		return fs.ServeFile(path)
-	}
-	return "", "", 0, errors.New("embedded: the Mesos backend serves no files (not started)")
-}
-
-// FileToken implements backend.FileServer.
-func (b *Backend) FileToken(id string, files []*backend.File) (string, error) {
-	if fs, ok := b.inner.(backend.FileServer); ok {
-		return fs.FileToken(id, files)
-	}
-	return "", errors.New("embedded: the Mesos backend serves no files (not started)")
-}
-
-// OfferFilters implements backend.OfferExplainer with the Mesos
-// backend's placement reasons.
-func (b *Backend) OfferFilters() []placement.Filtered {
-	if oe, ok := b.inner.(backend.OfferExplainer); ok {
-		return oe.OfferFilters()
-	}
-	return nil
 }
 
 // DefaultParallelism implements backend.Backend.
@@ -334,14 +296,4 @@ func (b *Backend) removeWorkDir() {
 			b.log.Warnf("embedded: remove %s: %v", b.workDir, err)
 		}
 	}
-}
-
-// ExecutorSandbox implements backend.SandboxLocator with the Mesos
-// backend's answer.
-func (b *Backend) ExecutorSandbox(ctx context.Context, executorID string) (agentURL, dir string, err error) {
-	l, ok := b.inner.(backend.SandboxLocator)
-	if !ok {
-		return "", "", fmt.Errorf("embedded: the Mesos backend does not locate sandboxes")
-	}
-	return l.ExecutorSandbox(ctx, executorID)
 }

@@ -233,3 +233,31 @@ type FileServer interface {
 type FileUnserver interface {
 	UnserveFile(url string) bool
 }
+
+// Unwrapper is a backend that wraps another (deploy/embedded wraps the
+// Mesos backend it starts). The optional interfaces above (TaskSizeLimiter,
+// OfferExplainer, SandboxLocator, FileServer, FileUnserver) are looked up
+// through it with As, as net/http's ResponseController looks through a
+// ResponseWriter's Unwrap, so a wrapper forwards none of them by hand.
+type Unwrapper interface {
+	// Unwrap returns the wrapped backend; nil while there is none (before
+	// the wrapper started it).
+	Unwrap() Backend
+}
+
+// As returns b as a T — b itself, or the first backend found by unwrapping
+// it (Unwrapper) that implements T — and whether there is one.
+func As[T any](b Backend) (T, bool) {
+	for b != nil {
+		if t, ok := b.(T); ok {
+			return t, true
+		}
+		u, ok := b.(Unwrapper)
+		if !ok {
+			break
+		}
+		b = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}

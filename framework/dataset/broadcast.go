@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,9 +28,14 @@ type Broadcast[T any] struct {
 	value T
 	dir   string
 
-	mu        sync.Mutex
-	destroyed bool
+	mu          sync.Mutex
+	destroyed   bool
+	destroySite string // where Destroy was called, for the errors of later uses
 }
+
+// ErrBroadcastDestroyed: a broadcast was destroyed again, or read, after
+// Destroy; the message names where Destroy was called (as Spark's does).
+var ErrBroadcastDestroyed = errors.New("dataset: broadcast used after Destroy")
 
 // broadcastMeta is the handle frozen with the job: what an executor
 // rebuilding the graph gets instead of the value.
@@ -123,8 +129,8 @@ const broadcastChunk = 1 << 20
 // every later task there (treat it as read-only). It panics after Destroy
 // and when the copy cannot be read (the task fails with the reason).
 func (bc *Broadcast[T]) Value() T {
-	if bc.isDestroyed() {
-		panic(fmt.Sprintf("dataset: job %q: broadcast %s used after Destroy", bc.b.job, bc.meta.Name))
+	if site, ok := bc.destroyedAt(); ok {
+		panic(fmt.Sprintf("%v: job %q: broadcast %s read at %s, destroyed at %s", ErrBroadcastDestroyed, bc.b.job, bc.meta.Name, callSite(), site))
 	}
 	if bc.b.Driver() {
 		return bc.value
@@ -152,13 +158,29 @@ func (bc *Broadcast[T]) Value() T {
 // Destroy releases the broadcast: the driver stops listing it in tasks,
 // its file server stops serving it (410 Gone) and the driver removes its
 // file; an executor drops its decoded value and its fetched copy at its
-// next task (dropReleased). Value panics afterwards. Broadcasts a run
-// did not destroy are released when it ends.
-func (bc *Broadcast[T]) Destroy() {
+// next task (dropReleased). Value panics afterwards, and a second
+// Destroy returns ErrBroadcastDestroyed; both name where Destroy was
+// called, as Spark's errors do. Broadcasts a run did not destroy are
+// released when it ends.
+func (bc *Broadcast[T]) Destroy() error {
+	site := callSite()
 	bc.mu.Lock()
-	bc.destroyed = true
+	if bc.destroyed {
+		first := bc.destroySite
+		bc.mu.Unlock()
+		return fmt.Errorf("%w: job %q: broadcast %s destroyed again at %s, destroyed at %s", ErrBroadcastDestroyed, bc.b.job, bc.meta.Name, site, first)
+	}
+	bc.destroyed, bc.destroySite = true, site
 	bc.mu.Unlock()
 	bc.release()
+	return nil
+}
+
+// destroyedAt is where Destroy was called, if it was.
+func (bc *Broadcast[T]) destroyedAt() (string, bool) {
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	return bc.destroySite, bc.destroyed
 }
 
 func (bc *Broadcast[T]) fileName() string { return bc.meta.Name }

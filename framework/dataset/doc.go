@@ -137,4 +137,43 @@
 // after the release (the task's job carries the driver's broadcast
 // number when the action was planned, so a broadcast added later by
 // another run is not mistaken for a released one).
+//
+// # Where Flint deliberately differs from Spark
+//
+//   - Partition counts of 0 (or less) mean "the default" where Spark
+//     throws (Repartition(ds, 0), Parallelize(b, xs, 0) and every wide
+//     operation's parts; Coalesce(ds, 0) keeps the count): Go has no
+//     optional arguments, so 0 stands for Spark's omitted one. A wide operation's default is
+//     Spark's defaultPartitioner count — flint.default.parallelism when
+//     set, else its largest input's partition count — and Distinct keeps
+//     its input's count. Partitioners are not yet inherited, so a
+//     dataset's partitioner never beats that count.
+//   - MapPartitions is taken to depend on its input's order unless given
+//     OrderInsensitive (Spark assumes the opposite, isOrderSensitive =
+//     false): after an unordered shuffle its stage is rerun whole when an
+//     output is lost, a cost in time, never a wrong answer.
+//   - A combining shuffle's output (ReduceByKey, AggregateByKey,
+//     CombineByKey, Distinct) counts as determinate, not unordered as in
+//     Spark: its reducers merge by key and emit one record per key, so
+//     Repartition after ReduceByKey recomputes a lost output alone.
+//   - When an indeterminate stage is rolled back after the action's result
+//     stage returned some partitions, Spark fails the job; Flint holds an
+//     action's results until it ends, so it drops them and recomputes the
+//     result stage from the new run.
+//   - Fold and Aggregate copy the zero value per task, and AggregateByKey
+//     per key, as Spark does — by assignment for values holding no
+//     references, else through the record codec (Spark serialises it
+//     with its closure serialiser): a zero with unexported fields that gob
+//     cannot encode is refused with the action's error.
+//   - Reduce and First on an empty dataset return ok == false instead of
+//     throwing.
+//   - Broadcast.Destroy returns ErrBroadcastDestroyed when called twice
+//     (Spark throws), naming where it was destroyed, as does Value.
+//   - Coalesce does not yet group parents by preferred host (Spark's
+//     DefaultPartitionCoalescer does when they have locations); it groups
+//     consecutive parents as Spark does for parents without locations.
+//   - SortByKey's range bounds come from a fixed sample of about 20 keys
+//     per output partition over all input partitions, not yet weighted by
+//     partition size and re-sampled as Spark's RangePartitioner does, so
+//     skewed input can give unbalanced partitions.
 package dataset

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -19,6 +20,8 @@ import (
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/placement"
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/mailbox"
 	"github.com/flint-mesos/flint/mesosbackend"
 )
 
@@ -30,60 +33,64 @@ var ErrNotStarted = errors.New("fine: backend not started")
 // Backend is the fine-grained Mesos backend (Spark's
 // MesosFineGrainedSchedulerBackend): every Flint task is a Mesos task, run
 // by one Flint executor per agent.
+//
+// One goroutine owns its state: run (owner.go), started by Start. It takes
+// the Mesos connection's events, the driver loop's batches (with their
+// ticks) and its own timers from one inbox, in the order they came, and
+// makes every call on the connection and the driver itself; other
+// goroutines read what it publishes (view).
 type Backend struct {
-	p    backend.Params
-	set  settings
-	log  logrus.FieldLogger
-	opts []mesosconn.Option
+	p     backend.Params
+	set   settings
+	log   logrus.FieldLogger
+	opts  []mesosconn.Option
+	dial  mesosbackend.Dialer // nil: mesosbackend.SubscribeWith the configuration
+	clock clock.Clock         // offer holds, launch back-off, exit grace
 
+	// Set by Start before the owner runs, read-only after.
 	d                       backend.Driver
 	mesosbackend.AddedFiles // the file server (nil Server until Start)
-	conn                    *mesosconn.Conn
+	conn                    mesosbackend.Conn
 	user                    string
 	master                  string
 	exe                     mesosbackend.Executable // the binary executors fetch
 	exeLog                  string                  // its URI as logged
-	death                   *deathHandler           // the connection's handler (death.go)
 	secret                  string                  // result server secret: never logged
 	driverHost              string
 	httpc                   *http.Client
-
+	tlsClients              sync.Map // pinned certificate of a result server → *http.Client
 	// shuffleProps are every executor's shuffle settings (with the
 	// application's shuffle token: never logged).
 	shuffleProps map[string]string
 	// jobProps are the job's flint.* settings every executor receives.
 	jobProps jobconf.Properties
+	idPrefix string // tags this driver's Mesos task and executor ids (mesosbackend.TaskIDPrefix)
 
-	connReady chan struct{}
-	wake      chan struct{}
-	stopCh    chan struct{}
-	loopDone  chan struct{}
-	stopOnce  sync.Once
-	stopErr   error
-	releases  sync.WaitGroup
+	inbox    *mailbox.Mailbox[func()] // the owner's inputs
+	post     func(func()) bool        // queues an input for the owner (inbox.Put); false once it ended
+	loopDone chan struct{}            // closed when the owner ended
+	view     atomic.Pointer[view]     // what the owner last published
+	started  atomic.Bool              // Start subscribed: the owner runs
+	stopping atomic.Bool              // Stop was called (set before the owner hears of it)
+	stopOnce sync.Once
+	stopErr  error
+	releases sync.WaitGroup
 
-	round sync.Mutex // one change of the held offers at a time (each is used once)
-
-	now func() time.Time // the clock of launch back-off
-
-	mu          sync.Mutex
-	tasks       map[string]*mtask       // Mesos task id → live task
-	agents      map[string]*agentExec   // agent id → its executor
-	subscribing bool                    // Start is subscribing: connReady closes once it returns
-	held        map[string]*heldOffer   // offer id → offer in hand
-	blocks      map[string]resultRef    // kept result block → its executor's result server
-	tlsClients  map[string]*http.Client // per pinned certificate of a result server
-	stopping    bool
-	started     bool
+	// Owned by the owner goroutine.
+	chain       mesosconn.Handler     // the connection's events, as the owner handles them (deathHandler first)
+	death       *deathHandler         // dead executors' exit status and stderr (death.go)
+	tasks       map[string]*mtask     // Mesos task id → live task
+	agents      map[string]*agentExec // agent id → its executor
+	held        map[string]*heldOffer // offer id → offer in hand
+	blocks      map[string]resultRef  // kept result block → its executor's result server
 	frameworkID string
-	idPrefix    string                 // tags this driver's Mesos task and executor ids (mesosbackend.TaskIDPrefix)
 	launched    uint64                 // tasks launched, for Stats
 	backoff     *launchbackoff.Backoff // agents whose launches were lost before their executor came up
 	diag        fitDiag
-	demand      backend.Demand  // the driver loop's, as last applied
-	ended       string          // why the master ended the framework ("" while it lives)
-	batches     []backend.Batch // queued for the worker
-	workerGone  bool
+	demand      backend.Demand // the driver loop's, as last applied
+	ended       string         // why the master ended the framework ("" while it lives)
+	quit        bool           // the owner handled Stop's input: it ends
+	shutdowns   [][2]string    // executor and agent ids Stop shuts down (flint.mesos.driver.failover)
 }
 
 // fitDiag remembers why offers fit no task, for the no-fit error.
@@ -119,7 +126,7 @@ type agentExec struct {
 	exited   bool                // Mesos reported generation gen gone (FAILURE): offers made before still list it
 	// launched are the generations launched whose exit Mesos has not
 	// reported yet, oldest first; lastExited is the one the last FAILURE
-	// was attributed to (exitedLocked), -1 for none.
+	// was attributed to (exited), -1 for none.
 	launched   []int
 	lastExited int
 	live       int  // tasks launched and not yet terminal
@@ -147,6 +154,15 @@ func WithConnOptions(opts ...mesosconn.Option) Option {
 	return func(b *Backend) { b.opts = append(b.opts, opts...) }
 }
 
+// WithDialer replaces the subscription to the Mesos master: the backend
+// talks to what d returns (a recording fake in tests, a simulated master)
+// instead of dialing flint.master. WithConnOptions is then unused.
+func WithDialer(d mesosbackend.Dialer) Option { return func(b *Backend) { b.dial = d } }
+
+// WithClock replaces the wall clock of the backend's own timers (offer
+// holds, launch back-off, the wait for a dead executor's exit status).
+func WithClock(c clock.Clock) Option { return func(b *Backend) { b.clock = c } }
+
 // New builds the fine backend for a Mesos master; it is the factory
 // registered as backend.MesosFine.
 func New(p backend.Params) (backend.Backend, error) { return NewBackend(p) }
@@ -165,16 +181,16 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 		log = logrus.StandardLogger()
 	}
 	b := &Backend{
-		p: p, set: set, log: log,
-		connReady: make(chan struct{}), wake: make(chan struct{}, 1),
-		stopCh: make(chan struct{}), loopDone: make(chan struct{}),
+		p: p, set: set, log: log, clock: clock.Real{},
+		inbox: mailbox.New[func()](), loopDone: make(chan struct{}),
 		tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
-		held: map[string]*heldOffer{}, blocks: map[string]resultRef{}, tlsClients: map[string]*http.Client{},
-		diag: fitDiag{unfit: map[string]string{}}, now: time.Now, backoff: launchbackoff.New(),
+		held: map[string]*heldOffer{}, blocks: map[string]resultRef{},
+		diag: fitDiag{unfit: map[string]string{}}, backoff: launchbackoff.New(),
 		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
 		httpc: &http.Client{Timeout: max(set.networkTimeout, 10*time.Second),
 			Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}},
 	}
+	b.post = b.inbox.Put
 	for _, o := range opts {
 		o(b)
 	}
@@ -183,12 +199,16 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 }
 
 // Start implements backend.Backend: it serves the driver's executable
-// (unless flint.executor.uri names one), then subscribes to the master.
+// (unless flint.executor.uri names one), subscribes to the master, then
+// starts the owner goroutine. Events the connection delivers while Start
+// waits for the subscription wait in the owner's inbox; Start handles them
+// before it returns.
 func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	b.d = d
 	defer func() {
 		if err != nil {
-			close(b.connReady)
+			b.inbox.Close()
+			close(b.loopDone)
 			b.closeFiles(context.Background())
 		}
 	}()
@@ -208,21 +228,28 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 		return err
 	}
 	b.death = newDeathHandler(b, fetchHandler{handler{b}})
-	b.mu.Lock()
-	b.subscribing = true // handlers may wait for connReady from now on (endUnknown)
-	b.mu.Unlock()
-	conn, user, err := mesosbackend.Subscribe(ctx, b.p.Config, mesosbackend.Subscription{
-		Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
-	}, b.death) // death.go: dead executors' exit status and stderr
+	b.chain = b.death
+	dial := b.dial
+	if dial == nil {
+		dial = mesosbackend.SubscribeWith(b.p.Config, mesosbackend.Subscription{
+			Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
+		})
+	}
+	conn, user, err := dial(ctx, inlet{b})
 	b.user = user
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
-	b.mu.Lock()
-	b.conn, b.started = conn, true
-	b.mu.Unlock()
-	close(b.connReady)
-	go b.worker()
+	b.conn = conn
+	// Start is the owner until run takes over: it handles what came while
+	// it subscribed (SUBSCRIBED, reconciliation answers, first offers), so
+	// the framework is registered when Start returns.
+	for _, in := range b.inbox.Take(nil) {
+		in()
+	}
+	b.publish()
+	b.started.Store(true)
+	go b.run()
 	return nil
 }
 
@@ -239,18 +266,15 @@ func (b *Backend) startFiles(addr mesosbackend.Addr) error {
 
 // kill kills a task through Mesos.
 func (b *Backend) kill(taskID uint64, executorID, reason string) {
-	b.mu.Lock()
-	conn := b.conn
+	if b.conn == nil {
+		return
+	}
 	var agent *mesos.AgentID
 	id := b.mesosTaskID(taskID)
 	if t := b.tasks[id]; t != nil {
 		agent = &mesos.AgentID{Value: t.agentID}
 	}
-	b.mu.Unlock()
-	if conn == nil {
-		return
-	}
-	if err := conn.Kill(mesos.TaskID{Value: id}, agent); err != nil {
+	if err := b.conn.Kill(mesos.TaskID{Value: id}, agent); err != nil {
 		b.log.WithField("executor", executorID).Debugf("fine: kill task %d (%s): %v", taskID, reason, err)
 	}
 }
@@ -275,12 +299,7 @@ const (
 // offered per agent (8 when unknown, as Spark's fine mode), at most
 // flint.cores.max, at least 2.
 func (b *Backend) DefaultParallelism() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for _, a := range b.agents {
-		n += a.cpus
-	}
+	n := b.viewed().offeredCPUs
 	if n == 0 {
 		n = 8
 	}
@@ -293,17 +312,11 @@ func (b *Backend) DefaultParallelism() int {
 // OfferFilters implements backend.OfferExplainer: why the offers in hand
 // (and the last ones declined for their constraints) give no more slots.
 func (b *Backend) OfferFilters() []placement.Filtered {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append(slices.Clone(b.diag.filtered), b.diag.unmet...)
+	return slices.Clone(b.viewed().filters)
 }
 
 // FrameworkID is the Mesos framework id ("" before Start).
-func (b *Backend) FrameworkID() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.frameworkID
-}
+func (b *Backend) FrameworkID() string { return b.viewed().frameworkID }
 
 // Stats are the backend's counters.
 type Stats struct {
@@ -314,31 +327,20 @@ type Stats struct {
 }
 
 // Stats reports the backend's counters.
-func (b *Backend) Stats() Stats {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return Stats{Launched: b.launched, Running: len(b.tasks), HeldOffers: len(b.held), Executors: len(b.agents)}
-}
+func (b *Backend) Stats() Stats { return b.viewed().stats }
 
 // Stop implements backend.Backend: held offers are declined and the
 // framework torn down, which makes the master kill every task and the
 // agents shut the executors down.
 func (b *Backend) Stop(ctx context.Context) error {
 	b.stopOnce.Do(func() {
-		close(b.stopCh)
-		b.mu.Lock()
-		b.stopping = true
-		started := b.started
-		b.mu.Unlock()
-		if !started {
+		b.stopping.Store(true)
+		if !b.started.Load() {
 			b.closeFiles(ctx)
 			return
 		}
+		b.post(func() { b.stop() })
 		<-b.loopDone
-		b.round.Lock()
-		b.declineHeld(func(*heldOffer) bool { return true }, mesosconn.DeclineShuttingDown)
-		b.round.Unlock()
-		b.conn.SetDemand(false)
 		b.releases.Wait()
 		keep := mesosbackend.KeepFramework(b.p.Config)
 		if keep {
@@ -348,14 +350,12 @@ func (b *Backend) Stop(ctx context.Context) error {
 		if !mesosconn.StopReported(err) {
 			b.stopErr = fmt.Errorf("fine: tear down the framework: %w", err)
 		}
-		b.death.close()
 		b.closeFiles(ctx)
 		b.httpc.CloseIdleConnections()
-		b.mu.Lock()
-		for _, c := range b.tlsClients {
-			c.CloseIdleConnections()
-		}
-		b.mu.Unlock()
+		b.tlsClients.Range(func(_, c any) bool {
+			c.(*http.Client).CloseIdleConnections()
+			return true
+		})
 		switch {
 		case keep:
 			b.log.Debugf("fine: stopped (framework %s kept for failover)", b.FrameworkID())
@@ -368,6 +368,22 @@ func (b *Backend) Stop(ctx context.Context) error {
 	return b.stopErr
 }
 
+// stop is the owner's last input: the batches and events queued before
+// Stop were handled; held offers are declined, demand withdrawn, dead
+// executors' held updates dropped, and the executors Stop may shut down
+// noted.
+func (b *Backend) stop() {
+	b.declineHeld(func(*heldOffer) bool { return true }, mesosconn.DeclineShuttingDown)
+	b.conn.SetDemand(false)
+	b.death.close()
+	for agentID, a := range b.agents {
+		if a.started {
+			b.shutdowns = append(b.shutdowns, [2]string{a.id, agentID})
+		}
+	}
+	b.quit = true
+}
+
 func (b *Backend) closeFiles(ctx context.Context) {
 	b.CloseFiles(ctx, b.log, "fine")
 }
@@ -378,17 +394,9 @@ func (b *Backend) closeFiles(ctx context.Context) {
 var _ backend.FileUnserver = (*Backend)(nil)
 
 // shutdownExecutors asks every agent running this driver's executor to shut it down (Stop
-// without TEARDOWN, flint.mesos.driver.failover).
+// without TEARDOWN, flint.mesos.driver.failover); the owner has ended.
 func (b *Backend) shutdownExecutors() {
-	b.mu.Lock()
-	var ends [][2]string
-	for agentID, a := range b.agents {
-		if a.started {
-			ends = append(ends, [2]string{a.id, agentID})
-		}
-	}
-	b.mu.Unlock()
-	for _, e := range ends {
+	for _, e := range b.shutdowns {
 		if err := b.conn.Shutdown(mesos.ExecutorID{Value: e[0]}, mesos.AgentID{Value: e[1]}); err != nil {
 			b.log.Warnf("fine: shut down executor %s on agent %s: %v", e[0], e[1], err)
 		}

@@ -27,23 +27,20 @@ func TestRefusedLaunchesBackOff(t *testing.T) {
 	b := newTestBackend(d)
 	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
 	now := time.Unix(1000, 0)
-	b.now = func() time.Time { return now }
+	b.clock = nowFunc(func() time.Time { return now })
 	agent := mesos.AgentID{Value: "S0"}
 	launches, backedOff := 0, 0
 	offer := func(i int) {
-		b.mu.Lock()
 		id := fmt.Sprintf("o%d", i)
 		b.held[id] = &heldOffer{offer: mesos.Offer{ID: mesos.OfferID{Value: id}, AgentID: agent, Hostname: "h0",
 			Resources: mesos.Resources{
 				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 2}},
 				{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4096}},
 			}}, since: now}
-		b.mu.Unlock()
-		b.round.Lock()
 		b.resize(now, map[mesosconn.DeclineReason][]mesos.OfferID{})
-		b.round.Unlock()
 	}
 	backingOff := func() bool {
+		b.publish() // the test is the owner: it publishes what OfferFilters and Stats read
 		for _, f := range b.OfferFilters() {
 			if f.Reason == placement.AgentBackoff {
 				return true
@@ -60,6 +57,7 @@ func TestRefusedLaunchesBackOff(t *testing.T) {
 		}
 		id := uint64(i + 1)
 		b.launchTasks([]*flintpb.TaskDescription{{TaskId: id, Attempt: 1, ExecutorId: executorID("S0")}})
+		b.publish()
 		if b.Stats().Launched != uint64(launches+1) {
 			t.Fatalf("round %d: offered and not backing off, but nothing was launched", i)
 		}

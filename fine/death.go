@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/sandbox"
+	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/mesosbackend"
 )
 
@@ -32,27 +32,24 @@ const exitGrace = 2 * time.Second
 // and the last lines of its stderr, read once per executor from its
 // sandbox through the agent's /files/read, with where the sandbox is. An
 // update that comes before its executor's FAILURE is held until it
-// arrives, or exitGrace passed. It passes every event on, one at a time,
-// in the order it lets them through.
+// arrives, or exitGrace passed (a timer on the backend's clock whose end
+// is an input of the owner). It runs on the owner goroutine, first in the
+// chain, and passes every event on in the order it lets them through.
 type deathHandler struct {
 	next   mesosconn.Handler
 	b      *Backend
 	client *http.Client
 	grace  time.Duration
 
-	serial sync.Mutex // one call of next at a time (the event goroutine and exitGrace timers)
-
-	mu     sync.Mutex
 	exits  map[string]int        // executor generation (grantOwner) → its exit's wait status
 	held   map[string]*heldDeath // executor generation → its tasks' updates waiting for the exit
 	tails  map[string]string     // executor generation → its stderr and sandbox part, read once
 	closed bool
-	wg     sync.WaitGroup
 }
 
 type heldDeath struct {
 	updates []mesos.TaskStatus
-	timer   *time.Timer
+	timer   clock.Timer
 }
 
 var _ mesosconn.Handler = (*deathHandler)(nil)
@@ -65,8 +62,6 @@ func newDeathHandler(b *Backend, next mesosconn.Handler) *deathHandler {
 // generation is the executor generation of a live task's update; "" for
 // an update of no live task (the backend ignores it).
 func (h *deathHandler) generation(st mesos.TaskStatus) string {
-	h.b.mu.Lock()
-	defer h.b.mu.Unlock()
 	t := h.b.tasks[st.TaskID.Value]
 	if t == nil || t.execID != st.GetExecutorID().GetValue() {
 		return ""
@@ -76,43 +71,35 @@ func (h *deathHandler) generation(st mesos.TaskStatus) string {
 
 func (h *deathHandler) Update(st mesos.TaskStatus) {
 	if st.GetReason() != mesos.REASON_EXECUTOR_TERMINATED || st.GetSource() != mesos.SOURCE_AGENT || !mesosconn.Terminal(st.GetState()) {
-		h.pass(func() { h.next.Update(st) })
+		h.next.Update(st)
 		return
 	}
 	gen := h.generation(st)
 	if gen == "" {
-		h.pass(func() { h.next.Update(st) })
+		h.next.Update(st)
 		return
 	}
-	h.mu.Lock()
 	status, exited := h.exits[gen]
 	if !exited && !h.closed {
 		hd := h.held[gen]
 		if hd == nil {
 			hd = &heldDeath{}
 			h.held[gen] = hd
-			hd.timer = time.AfterFunc(h.grace, func() { h.timedOut(gen, hd) })
+			hd.timer = h.b.clock.AfterFunc(h.grace, func() { h.b.post(func() { h.timedOut(gen, hd) }) })
 		}
-		hd.updates = append(hd.updates, st)
-		h.mu.Unlock()
+		hd.updates = append(hd.updates, st) // the owner's, as timedOut runs on the owner too
 		return
 	}
-	h.mu.Unlock()
 	h.deliver(gen, st, status, exited)
 }
 
 // timedOut lets a generation's held updates through without an exit
 // status once exitGrace passed without its FAILURE.
 func (h *deathHandler) timedOut(gen string, hd *heldDeath) {
-	h.mu.Lock()
 	if h.held[gen] != hd || h.closed {
-		h.mu.Unlock()
 		return
 	}
 	delete(h.held, gen)
-	h.wg.Add(1)
-	h.mu.Unlock()
-	defer h.wg.Done()
 	for _, st := range hd.updates {
 		h.deliver(gen, st, 0, false)
 	}
@@ -122,21 +109,18 @@ func (h *deathHandler) timedOut(gen string, hd *heldDeath) {
 func (h *deathHandler) deliver(gen string, st mesos.TaskStatus, status int, exited bool) {
 	msg := h.describe(gen, st, status, exited)
 	st.Message = &msg
-	h.pass(func() { h.next.Update(st) })
+	h.next.Update(st)
 }
 
 func (h *deathHandler) ExecutorLost(agentID mesos.AgentID, execID mesos.ExecutorID, status int) {
-	h.b.mu.Lock()
 	gen := ""
 	if execID.Value == h.b.executorID(agentID.Value) {
-		if g := h.b.exitedLocked(agentID.Value); g >= 0 {
+		if g := h.b.exitOf(agentID.Value); g >= 0 {
 			gen = grantOwner(execID.Value, g)
 		}
 	}
-	h.b.mu.Unlock()
 	var held []mesos.TaskStatus
 	if gen != "" {
-		h.mu.Lock()
 		for g := range h.exits { // one exit kept per executor id: the latest generation's
 			if strings.HasPrefix(g, execID.Value+"#") {
 				delete(h.exits, g)
@@ -148,13 +132,12 @@ func (h *deathHandler) ExecutorLost(agentID mesos.AgentID, execID mesos.Executor
 			delete(h.held, gen)
 			held = hd.updates
 		}
-		h.mu.Unlock()
 	}
 	// The tasks' updates first, as when Mesos sends them first.
 	for _, st := range held {
 		h.deliver(gen, st, status, true)
 	}
-	h.pass(func() { h.next.ExecutorLost(agentID, execID, status) })
+	h.next.ExecutorLost(agentID, execID, status)
 }
 
 // describe is a dead executor's task message: "executor … died: it ran on
@@ -164,12 +147,10 @@ func (h *deathHandler) describe(gen string, st mesos.TaskStatus, status int, exi
 	exec := st.GetExecutorID().GetValue()
 	agent := st.GetAgentID().GetValue()
 	b := h.b
-	b.mu.Lock()
 	conn, host := b.conn, agent
 	if a := b.agents[agent]; a != nil && a.host != "" {
 		host = a.host
 	}
-	b.mu.Unlock()
 	msg := st.GetMessage()
 	if msg == "" {
 		msg = "Executor terminated"
@@ -183,12 +164,12 @@ func (h *deathHandler) describe(gen string, st mesos.TaskStatus, status int, exi
 		msg += fmt.Sprintf("; Mesos reported no exit status for it within %s", h.grace)
 	}
 	st.Message = &msg
-	d := sandbox.Death{ExecutorID: st.TaskID.Value, Host: host, AgentID: agent, FrameworkID: b.FrameworkID(), Status: &st}
+	d := sandbox.Death{ExecutorID: st.TaskID.Value, Host: host, AgentID: agent, FrameworkID: b.frameworkID, Status: &st}
 	head := sandbox.Describe(context.Background(), h.client, "", d) // this update's verdict, no fetch
-	// The stderr and sandbox part is the executor generation's: read once.
-	h.mu.Lock()
+	// The stderr and sandbox part is the executor generation's: read once
+	// (the owner waits for it, at most describeTimeout, once per dead
+	// executor).
 	tail, ok := h.tails[gen]
-	h.mu.Unlock()
 	if !ok && conn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
 		full := sandbox.Describe(ctx, h.client, sandbox.MasterURL(conn.Master()), d)
@@ -196,14 +177,12 @@ func (h *deathHandler) describe(gen string, st mesos.TaskStatus, status int, exi
 		if i := strings.IndexByte(full, '\n'); i >= 0 {
 			tail = full[i:]
 		}
-		h.mu.Lock()
 		for g := range h.tails {
 			if strings.HasPrefix(g, exec+"#") {
 				delete(h.tails, g)
 			}
 		}
 		h.tails[gen] = tail
-		h.mu.Unlock()
 	}
 	return deathPrefix(exec) + head + tail
 }
@@ -225,34 +204,23 @@ func exitWords(ws int) string {
 	return fmt.Sprintf("ended with wait status %d", ws)
 }
 
-// close drops held updates (the driver is stopping) and waits for
-// deliveries under way.
+// close drops held updates (the driver is stopping).
 func (h *deathHandler) close() {
-	h.mu.Lock()
 	h.closed = true
 	for g, hd := range h.held {
 		hd.timer.Stop()
 		delete(h.held, g)
 	}
-	h.mu.Unlock()
-	h.wg.Wait()
-}
-
-// pass calls next, one call at a time.
-func (h *deathHandler) pass(f func()) {
-	h.serial.Lock()
-	defer h.serial.Unlock()
-	f()
 }
 
 func (h *deathHandler) Subscribed(id string, m mesos.MasterInfo, re bool) {
-	h.pass(func() { h.next.Subscribed(id, m, re) })
+	h.next.Subscribed(id, m, re)
 }
-func (h *deathHandler) Offers(o []mesos.Offer)     { h.pass(func() { h.next.Offers(o) }) }
-func (h *deathHandler) Rescinded(id mesos.OfferID) { h.pass(func() { h.next.Rescinded(id) }) }
-func (h *deathHandler) AgentLost(id mesos.AgentID) { h.pass(func() { h.next.AgentLost(id) }) }
-func (h *deathHandler) Disconnected(err error)     { h.pass(func() { h.next.Disconnected(err) }) }
-func (h *deathHandler) Aborted(err error)          { h.pass(func() { h.next.Aborted(err) }) }
+func (h *deathHandler) Offers(o []mesos.Offer)     { h.next.Offers(o) }
+func (h *deathHandler) Rescinded(id mesos.OfferID) { h.next.Rescinded(id) }
+func (h *deathHandler) AgentLost(id mesos.AgentID) { h.next.AgentLost(id) }
+func (h *deathHandler) Disconnected(err error)     { h.next.Disconnected(err) }
+func (h *deathHandler) Aborted(err error)          { h.next.Aborted(err) }
 func (h *deathHandler) Message(a mesos.AgentID, e mesos.ExecutorID, d []byte) {
-	h.pass(func() { h.next.Message(a, e, d) })
+	h.next.Message(a, e, d)
 }

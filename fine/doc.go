@@ -5,13 +5,35 @@
 //
 //	mesosconn.Conn ── offers ─► held per agent; each agent's executor reported to the
 //	   ▲                          driver loop as ExecutorUp(slots held + cpus of live tasks)
-//	   │   driver loop ── Apply(Batch) ─► worker (in order): kills (KILL), releases,
+//	   │   driver loop ── Apply(Batch) ─► owner (in order): kills (KILL), releases,
 //	   │                          launches ─► TaskInfos (flint.task.cpus each, description
 //	   │                             in TaskInfo.data) ─► one ACCEPT per agent
 //	   │                          unused offers: held for flint.mesos.fine.offerHoldTime
 //	   │                          (timed by the loop's ticks), then declined with the reason's filter
 //	   └── status updates ─► translate (executor's flintpb.StatusUpdate in data) ─► Driver
 //	FetchResult ─► HTTP GET of the executor's result server (large results)
+//
+// Owner. One goroutine, Backend.run, owns the backend's state (live
+// tasks, per-agent executors, held offers, kept results, the no-fit
+// diagnosis) and makes every call on the Mesos connection and on the
+// driver. Its inputs come through one inbox (internal/mailbox) in the
+// order they came: the connection's events (queued by the handler the
+// connection calls, which returns at once), the driver loop's batches
+// (Apply queues them: it never blocks the loop) with their clock ticks,
+// the ends of its own timers (on an injected internal/clock.Clock) and
+// Stop. Orders the backend relies on are therefore the order of its own
+// calls, not of locks: a task's terminal update reaches the driver after
+// the capacity its end takes away, a kill after the launch it cancels.
+// Other goroutines read what the owner publishes after each round of
+// inputs (FrameworkID, Stats, DefaultParallelism, OfferFilters) or ask it
+// (FetchResult's result server). Tests drive it through
+// internal/backendharness: a fake connection and a fake driver that
+// record its calls.
+//
+// The driver loop owns how many cores of an executor are free (it counts
+// the attempts it launched until their terminal update); the backend owns
+// what Mesos holds for the application (the offers in hand and its live
+// tasks) and reports their sum as the executor's capacity.
 //
 // Offers. The held offers of one agent are the capacity of one executor
 // whose id is "flint-fine-<agent id>" (stable for the driver's life, so a
@@ -124,6 +146,7 @@
 // secret, which never leaves the driver; it travels only in that executor's
 // ExecutorInfo.data), ReleaseResult DELETEs it.
 //
-// Stop applies the batches still queued, declines held offers and tears the framework down: the master kills
-// every task and the agents shut the executors down.
+// Stop lets the owner handle the inputs queued before it, declines held
+// offers and tears the framework down: the master kills every task and the
+// agents shut the executors down. Inputs after Stop are dropped.
 package fine

@@ -107,9 +107,11 @@ func TestDeadExecutorsTasksCarryItsExitStatus(t *testing.T) {
 			r.h.Update(terminated("1"))
 			time.Sleep(exitGrace - time.Millisecond) // synctest: moves the bubble's clock to just before the grace ends
 			synctest.Wait()
+			r.h.b.drain()
 			equal(t, "events before the grace ended", r.take(), nil)
 			time.Sleep(time.Millisecond) // synctest: moves the bubble's clock to the end of the grace
 			synctest.Wait()
+			r.h.b.drain() // the timer's end is an input of the owner, which the test is
 			equal(t, "events", r.take(), []string{"update 1: executor flint-fine-S0 died: it ran on h0 (agent S0) and ended: " +
 				"Executor terminated; Mesos reported no exit status for it within 2s" + verdict})
 			r.h.close()

@@ -16,7 +16,7 @@ import (
 // update of an earlier executor under the same id (an agent retries
 // unacknowledged updates, possibly after the next executor was launched)
 // leaves the newer executor's credential alone; a FAILURE ends the one of
-// the generation it reports (Backend.exitedLocked). It also reports executor
+// the generation it reports (Backend.exitOf). It also reports executor
 // exits Flint uses deliberately (a binary failing its SHA-256 check).
 type fetchHandler struct{ handler }
 
@@ -25,9 +25,7 @@ var _ mesosconn.Handler = fetchHandler{}
 func (h fetchHandler) Update(st mesos.TaskStatus) {
 	if st.GetSource() == mesos.SOURCE_EXECUTOR && st.ExecutorID != nil {
 		b := h.b
-		b.mu.Lock()
 		t := b.tasks[st.TaskID.Value]
-		b.mu.Unlock()
 		if t != nil && t.execID == st.ExecutorID.Value {
 			b.exe.Registered(grantOwner(t.execID, t.gen))
 		}
@@ -38,12 +36,10 @@ func (h fetchHandler) Update(st mesos.TaskStatus) {
 func (h fetchHandler) ExecutorLost(agentID mesos.AgentID, execID mesos.ExecutorID, status int) {
 	// deathHandler, before this, attributed the exit to a generation.
 	b := h.b
-	b.mu.Lock()
 	owner := ""
 	if a := b.agents[agentID.Value]; a != nil && a.id == execID.Value && a.lastExited >= 0 {
 		owner = grantOwner(a.id, a.lastExited)
 	}
-	b.mu.Unlock()
 	if owner != "" {
 		b.exe.Registered(owner)
 	}
@@ -57,7 +53,6 @@ func (h fetchHandler) ExecutorLost(agentID mesos.AgentID, execID mesos.ExecutorI
 // agent: they are all gone.
 func (h fetchHandler) AgentLost(agentID mesos.AgentID) {
 	b := h.b
-	b.mu.Lock()
 	var owners []string
 	if a := b.agents[agentID.Value]; a != nil {
 		for _, g := range a.launched {
@@ -65,7 +60,6 @@ func (h fetchHandler) AgentLost(agentID mesos.AgentID) {
 		}
 		a.launched = nil
 	}
-	b.mu.Unlock()
 	for _, o := range owners {
 		b.exe.Registered(o)
 	}

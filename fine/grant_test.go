@@ -42,16 +42,12 @@ func TestOldExecutorsLateUpdateKeepsTheNewExecutorsFetchGrant(t *testing.T) {
 	// the agent fetches the executor binary from.
 	launch := func(id uint64, offer string) string {
 		t.Helper()
-		b.mu.Lock()
 		b.held[offer] = &heldOffer{offer: mesos.Offer{ID: mesos.OfferID{Value: offer}, AgentID: agent, Hostname: "h0",
 			Resources: mesos.Resources{
 				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4}},
 				{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4096}},
 			}}, since: time.Now()}
-		b.mu.Unlock()
 		b.launchTasks([]*flintpb.TaskDescription{{TaskId: id, Attempt: 1, ExecutorId: exec.Value}})
-		b.mu.Lock()
-		defer b.mu.Unlock()
 		if b.tasks[mesosTaskID(id)] == nil {
 			t.Fatalf("task %d was not launched (driver updates: %v)", id, d.updates)
 		}
@@ -114,8 +110,6 @@ func TestOfferMadeBeforeTheExecutorDiedStartsANewOne(t *testing.T) {
 	agent, exec := mesos.AgentID{Value: "S0"}, mesos.ExecutorID{Value: executorID("S0")}
 	h := newDeathHandler(b, fetchHandler{handler{b}}) // the connection's chain
 	hold := func(offer string, executors ...mesos.ExecutorID) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
 		b.held[offer] = &heldOffer{offer: mesos.Offer{ID: mesos.OfferID{Value: offer}, AgentID: agent, Hostname: "h0", ExecutorIDs: executors,
 			Resources: mesos.Resources{
 				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 2}},
@@ -123,8 +117,6 @@ func TestOfferMadeBeforeTheExecutorDiedStartsANewOne(t *testing.T) {
 			}}, since: time.Now()}
 	}
 	launched := func(id uint64) *mtask {
-		b.mu.Lock()
-		defer b.mu.Unlock()
 		return b.tasks[mesosTaskID(id)]
 	}
 	hold("o1")
@@ -132,9 +124,7 @@ func TestOfferMadeBeforeTheExecutorDiedStartsANewOne(t *testing.T) {
 	if t1 := launched(1); t1 == nil || t1.gen != 0 {
 		t.Fatalf("task 1: %+v, want it launched on generation 0", t1)
 	}
-	b.mu.Lock()
 	first := b.agents["S0"].info
-	b.mu.Unlock()
 	h.Update(mesos.TaskStatus{TaskID: mesos.TaskID{Value: mesosTaskID(1)}, State: mesos.TASK_RUNNING.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(),
 		AgentID: &agent, ExecutorID: &exec})
 	hold("o2", exec) // made while the executor runs
@@ -146,9 +136,7 @@ func TestOfferMadeBeforeTheExecutorDiedStartsANewOne(t *testing.T) {
 	if t2 == nil || t2.gen != 1 {
 		t.Fatalf("task 2 on the offer made before the executor died: %+v, want it launched on a new executor (generation 1)", t2)
 	}
-	b.mu.Lock()
 	info := b.agents["S0"].info
-	b.mu.Unlock()
 	if info == first || mesosconn.Scalar(info.Resources, "cpus") != 0.1 {
 		t.Fatalf("task 2's executor is the dead one's: %v (cpus %g), want a new ExecutorInfo with its own 0.1 cpus", info == first, mesosconn.Scalar(info.Resources, "cpus"))
 	}
@@ -174,8 +162,6 @@ func TestLateFailureOfAFailedLaunchKeepsTheNextExecutorsFetchGrant(t *testing.T)
 	defer h.close()
 	agent, exec := mesos.AgentID{Value: "S0"}, mesos.ExecutorID{Value: executorID("S0")}
 	hold := func(offer string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
 		b.held[offer] = &heldOffer{offer: mesos.Offer{ID: mesos.OfferID{Value: offer}, AgentID: agent, Hostname: "h0",
 			Resources: mesos.Resources{
 				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 2}},
@@ -183,8 +169,6 @@ func TestLateFailureOfAFailedLaunchKeepsTheNextExecutorsFetchGrant(t *testing.T)
 			}}, since: time.Now()}
 	}
 	url := func() string {
-		b.mu.Lock()
-		defer b.mu.Unlock()
 		return b.agents["S0"].info.Command.URIs[0].Value
 	}
 	fetch := func(u string) int {
@@ -197,7 +181,7 @@ func TestLateFailureOfAFailedLaunchKeepsTheNextExecutorsFetchGrant(t *testing.T)
 		return resp.StatusCode
 	}
 	now := time.Unix(1000, 0)
-	b.now = func() time.Time { return now }
+	b.clock = nowFunc(func() time.Time { return now })
 	hold("o1")
 	b.launchTasks([]*flintpb.TaskDescription{{TaskId: 1, Attempt: 1, ExecutorId: exec.Value}})
 	first := url()

@@ -27,15 +27,13 @@ func TestTaggedIDsLaunchOnTheirAgent(t *testing.T) {
 	b.idPrefix = "0a1b2c3d-"
 	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
 	now := time.Unix(1000, 0)
-	b.now = func() time.Time { return now }
+	b.clock = nowFunc(func() time.Time { return now })
 	b.held["o1"] = &heldOffer{offer: mesos.Offer{ID: mesos.OfferID{Value: "o1"}, AgentID: mesos.AgentID{Value: "S0"}, Hostname: "h0",
 		Resources: mesos.Resources{
 			{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 2}},
 			{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4096}},
 		}}, since: now}
-	b.round.Lock()
 	b.resize(now, map[mesosconn.DeclineReason][]mesos.OfferID{})
-	b.round.Unlock()
 
 	exec := b.executorID("S0")
 	if exec != "flint-fine-0a1b2c3d-S0" || b.agentOf(exec) != "S0" {

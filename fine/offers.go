@@ -77,13 +77,9 @@ const acceptBudget = 12 << 20
 // offersIn holds fresh offers (declining those whose agent fails the
 // constraints) and reports the agents' new capacity to the driver loop.
 func (b *Backend) offersIn(fresh []mesos.Offer) {
-	b.round.Lock()
-	defer b.round.Unlock()
-	now := time.Now()
+	now := b.clock.Now()
 	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
 	var unmet []placement.Filtered
-	b.mu.Lock()
-	conn := b.conn
 	for _, o := range fresh {
 		if err := b.set.constraints.Check(o.Attributes); err != nil {
 			why := fmt.Sprintf("flint.mesos.constraints %q unmet: %v", b.set.constraints.String(), err)
@@ -100,18 +96,17 @@ func (b *Backend) offersIn(fresh []mesos.Offer) {
 		b.diag.offersSeen = true
 		b.diag.unmet = unmet
 	}
-	b.mu.Unlock()
-	if conn == nil {
+	if b.conn == nil {
 		return
 	}
 	b.resize(now, declines)
-	b.decline(conn, declines)
+	b.decline(declines)
 	b.updateDemand()
 }
 
-// groupsLocked groups the held offers by agent, sorted by agent id; the
-// offers stay held. b.mu must be held.
-func (b *Backend) groupsLocked() []*group {
+// groups groups the held offers by agent, sorted by agent id; the
+// offers stay held.
+func (b *Backend) groups() []*group {
 	var groups []*group
 	byAgent := map[string]*group{}
 	for _, h := range b.held {
@@ -140,20 +135,18 @@ func (b *Backend) groupsLocked() []*group {
 // agent's executor capacity to the driver loop when it changed: its held
 // task slots plus the cpus of its live tasks (so that the loop, which
 // counts the cores of attempts it launched until their terminal update,
-// sees the held slots free). Callers hold b.round.
+// sees the held slots free).
 func (b *Backend) resize(now time.Time, declines map[mesosconn.DeclineReason][]mesos.OfferID) {
-	b.mu.Lock()
-	groups := b.groupsLocked()
-	if b.stopping {
+	groups := b.groups()
+	if b.stopping.Load() {
 		for _, g := range groups {
 			declines[mesosconn.DeclineShuttingDown] = append(declines[mesosconn.DeclineShuttingDown], offerIDs(g.offers)...)
-			b.unholdLocked(g)
+			b.unhold(g)
 		}
-		b.mu.Unlock()
 		return
 	}
-	b.planLocked(groups, true)
-	b.noteFitLocked(groups, now)
+	b.plan(groups, true)
+	b.noteFit(groups, now)
 	b.diag.filtered = b.diag.filtered[:0]
 	for _, g := range groups {
 		if g.filter.Reason != placement.Used {
@@ -165,22 +158,17 @@ func (b *Backend) resize(now time.Time, declines map[mesosconn.DeclineReason][]m
 		if g.unfit != "" {
 			b.log.Debugf("fine: offers from %s do not fit: %s", g.host, g.unfit)
 			declines[mesosconn.DeclineUnfit] = append(declines[mesosconn.DeclineUnfit], offerIDs(g.offers)...)
-			b.unholdLocked(g)
+			b.unhold(g)
 			continue
 		}
 		slots[g.agentID] = g.slots
 	}
-	ups := b.capacityLocked(slots)
-	b.mu.Unlock()
-	for _, a := range ups {
-		b.d.ExecutorUp(a.id, a.host, a.reported)
-	}
+	b.reportCapacity(slots)
 }
 
-// capacityLocked updates the agents' reported capacity; it returns those
-// to report.
-func (b *Backend) capacityLocked(slots map[string]int) []agentExec {
-	var ups []agentExec
+// reportCapacity tells the driver loop each agent's executor capacity
+// that changed: its held task slots plus the cpus of its live tasks.
+func (b *Backend) reportCapacity(slots map[string]int) {
 	for _, id := range slices.Sorted(maps.Keys(b.agents)) {
 		a := b.agents[id]
 		c := slots[id]*b.set.taskCPUs + a.liveCPUs
@@ -188,12 +176,11 @@ func (b *Backend) capacityLocked(slots map[string]int) []agentExec {
 			continue
 		}
 		a.added, a.reported = true, c
-		ups = append(ups, *a)
+		b.d.ExecutorUp(a.id, a.host, c)
 	}
-	return ups
 }
 
-func (b *Backend) unholdLocked(g *group) {
+func (b *Backend) unhold(g *group) {
 	for _, o := range g.offers {
 		delete(b.held, o.ID.Value)
 	}
@@ -205,12 +192,8 @@ func (b *Backend) unholdLocked(g *group) {
 // reported lost, after the agent's new capacity, so the driver retries it
 // elsewhere without counting a failure.
 func (b *Backend) launchTasks(descs []*flintpb.TaskDescription) {
-	b.round.Lock()
-	defer b.round.Unlock()
-	now := time.Now()
-	b.mu.Lock()
-	conn := b.conn
-	all := b.groupsLocked()
+	now := b.clock.Now()
+	all := b.groups()
 	byAgent := map[string]*group{}
 	var groups []*group
 	var dead, full []*flintpb.TaskDescription
@@ -218,10 +201,10 @@ func (b *Backend) launchTasks(descs []*flintpb.TaskDescription) {
 		agent := b.agentOf(td.ExecutorId)
 		g := byAgent[agent]
 		if g == nil {
-			if i := slices.IndexFunc(all, func(g *group) bool { return g.agentID == agent }); i >= 0 && !b.stopping {
+			if i := slices.IndexFunc(all, func(g *group) bool { return g.agentID == agent }); i >= 0 && !b.stopping.Load() {
 				g = all[i]
-				b.planLocked([]*group{g}, false)
-				b.unholdLocked(g)
+				b.plan([]*group{g}, false)
+				b.unhold(g)
 				byAgent[agent] = g
 				groups = append(groups, g)
 			}
@@ -230,7 +213,7 @@ func (b *Backend) launchTasks(descs []*flintpb.TaskDescription) {
 			dead = append(dead, td)
 			continue
 		}
-		switch b.addTaskLocked(g, td) {
+		switch b.addToAccept(g, td) {
 		case noRoom:
 			dead = append(dead, td)
 		case overBudget:
@@ -238,16 +221,15 @@ func (b *Backend) launchTasks(descs []*flintpb.TaskDescription) {
 		}
 	}
 	for _, g := range groups {
-		b.registerLocked(g)
+		b.register(g)
 	}
-	b.mu.Unlock()
 	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
 	b.resize(now, declines)
 	b.reportLost(dead, "no offer of the backend matched the executor the driver chose")
 	b.reportLost(full, fmt.Sprintf("the launch call for its offer already carries %d MiB of task data; it runs with a later offer", acceptBudget>>20))
-	if conn != nil {
-		b.launch(conn, groups)
-		b.decline(conn, declines)
+	if b.conn != nil {
+		b.launch(groups)
+		b.decline(declines)
 	}
 }
 
@@ -260,8 +242,8 @@ const (
 	overBudget           // the call already carries acceptBudget of task data
 )
 
-// addTaskLocked adds a task to an agent's ACCEPT.
-func (b *Backend) addTaskLocked(g *group, td *flintpb.TaskDescription) addResult {
+// addToAccept adds a task to an agent's ACCEPT.
+func (b *Backend) addToAccept(g *group, td *flintpb.TaskDescription) addResult {
 	cpus := int(td.Cpus)
 	if cpus <= 0 {
 		cpus = b.set.taskCPUs
@@ -295,9 +277,9 @@ func (b *Backend) addTaskLocked(g *group, td *flintpb.TaskDescription) addResult
 	return added
 }
 
-// registerLocked makes a group's tasks live before its ACCEPT is sent, so
+// register makes a group's tasks live before its ACCEPT is sent, so
 // that their status updates find them.
-func (b *Backend) registerLocked(g *group) {
+func (b *Backend) register(g *group) {
 	a := b.agents[g.agentID]
 	for _, t := range g.mtasks {
 		b.tasks[b.mesosTaskID(t.flintID)] = t
@@ -319,15 +301,15 @@ func (b *Backend) registerLocked(g *group) {
 	}
 }
 
-// planLocked works out every group's executor and task slots with the
+// plan works out every group's executor and task slots with the
 // shared, pure placement (placement.Slots): a new executor's own cpus and
 // memory come out of the offers first; with capped, flint.cores.max cuts
 // the slots one per agent in turn. Then it applies the plan: a new
 // executor's resources are taken out of the group's offers.
-func (b *Backend) planLocked(groups []*group, capped bool) {
-	now := b.now()
+func (b *Backend) plan(groups []*group, capped bool) {
+	now := b.clock.Now()
 	req := placement.SlotRequest{TaskCPUs: b.set.taskCPUs, ExecCPUs: b.set.execCPUs, ExecMemMB: b.set.execMemMB,
-		CoresMax: math.Inf(1), HeldCPUs: b.heldCPUsLocked(), Backoff: b.backoff.Until(now), Now: now}
+		CoresMax: math.Inf(1), HeldCPUs: b.heldCPUs(), Backoff: b.backoff.Until(now), Now: now}
 	if capped {
 		req.CoresMax = b.set.coresMax
 	}
@@ -381,14 +363,14 @@ func (b *Backend) planLocked(groups []*group, capped bool) {
 
 func agentName(id, host string) string { return fmt.Sprintf("agent %s (%s)", id, host) }
 
-// exitedLocked attributes a FAILURE of an agent's executor to the oldest
+// exitOf attributes a FAILURE of an agent's executor to the oldest
 // generation launched there whose exit was not reported yet: an agent
 // runs one executor under an id at a time and reports their exits in
 // order, while the next generation may already be launched (on offers
 // held since before the last one's launch, which never listed it). It
 // records the generation in lastExited (-1: none) for the handlers after
 // it and returns it.
-func (b *Backend) exitedLocked(agentID string) int {
+func (b *Backend) exitOf(agentID string) int {
 	a := b.agents[agentID]
 	if a == nil {
 		return -1
@@ -400,9 +382,9 @@ func (b *Backend) exitedLocked(agentID string) int {
 	return a.lastExited
 }
 
-// heldCPUsLocked is what the application holds: its live tasks' cpus and
+// heldCPUs is what the application holds: its live tasks' cpus and
 // the running executors' own cpus.
-func (b *Backend) heldCPUsLocked() float64 {
+func (b *Backend) heldCPUs() float64 {
 	held := 0.0
 	for _, t := range b.tasks {
 		held += float64(t.cpus)
@@ -415,9 +397,9 @@ func (b *Backend) heldCPUsLocked() float64 {
 	return held
 }
 
-// noteFitLocked records, for the no-fit error, whether any offer could
+// noteFit records, for the no-fit error, whether any offer could
 // hold a task and why the others could not.
-func (b *Backend) noteFitLocked(groups []*group, now time.Time) {
+func (b *Backend) noteFit(groups []*group, now time.Time) {
 	for _, g := range groups {
 		name := agentName(g.agentID, g.host)
 		switch {
@@ -425,7 +407,7 @@ func (b *Backend) noteFitLocked(groups []*group, now time.Time) {
 			b.diag.lastFit = now
 			delete(b.diag.unfit, name)
 		case g.capped:
-			b.diag.unfit[name] = fmt.Sprintf("flint.cores.max=%d reached (%s cpus held by tasks and executors)", int(b.set.coresMax), placement.CPUString(b.heldCPUsLocked()))
+			b.diag.unfit[name] = fmt.Sprintf("flint.cores.max=%d reached (%s cpus held by tasks and executors)", int(b.set.coresMax), placement.CPUString(b.heldCPUs()))
 		case g.unfit != "":
 			b.diag.unfit[name] = g.unfit
 		}
@@ -437,16 +419,12 @@ func (b *Backend) noteFitLocked(groups []*group, now time.Time) {
 // that could hold one, naming what the offers lacked — instead of a silent
 // hang.
 func (b *Backend) checkNoFit(now time.Time) {
-	b.mu.Lock()
-	if b.ended != "" && b.demand.Waiting && !b.stopping {
-		reason := b.ended
-		b.mu.Unlock()
-		b.d.Abort(reason)
+	if b.ended != "" && b.demand.Waiting && !b.stopping.Load() {
+		b.d.Abort(b.ended)
 		return
 	}
-	if !b.demand.Waiting || len(b.tasks) > 0 || b.stopping {
+	if !b.demand.Waiting || len(b.tasks) > 0 || b.stopping.Load() {
 		b.diag.waitSince = time.Time{}
-		b.mu.Unlock()
 		return
 	}
 	if b.diag.waitSince.IsZero() {
@@ -458,7 +436,6 @@ func (b *Backend) checkNoFit(now time.Time) {
 	}
 	waited := now.Sub(since)
 	if waited < b.set.noFitTimeout {
-		b.mu.Unlock()
 		return
 	}
 	var why string
@@ -477,14 +454,13 @@ func (b *Backend) checkNoFit(now time.Time) {
 	}
 	reason := fmt.Sprintf("tasks waited %s (flint.mesos.fine.noFitTimeout) and no offer fits a task: %s", waited.Round(time.Millisecond), why)
 	b.diag.waitSince = time.Time{}
-	b.mu.Unlock()
 	b.log.Error("fine: " + reason)
 	b.d.Abort(reason)
 }
 
 // launch sends each group's tasks in one ACCEPT of its offers. A failed
 // call takes its tasks back (capacity first, then their loss).
-func (b *Backend) launch(conn *mesosconn.Conn, groups []*group) {
+func (b *Backend) launch(groups []*group) {
 	for _, g := range groups {
 		if len(g.tasks) == 0 {
 			continue
@@ -493,9 +469,8 @@ func (b *Backend) launch(conn *mesosconn.Conn, groups []*group) {
 			b.log.WithFields(logrus.Fields{"executor": b.executorID(g.agentID), "agent": g.agentID}).Debugf(
 				"fine: starting executor %s on %s with %d task(s), binary %s", b.executorID(g.agentID), g.host, len(g.tasks), b.exeLog)
 		}
-		if err := conn.Launch(offerIDs(g.offers), g.tasks); err != nil {
+		if err := b.conn.Launch(offerIDs(g.offers), g.tasks); err != nil {
 			b.log.Warnf("fine: launch %d task(s) on %s: %v", len(g.tasks), g.host, err)
-			b.mu.Lock()
 			a := b.agents[g.agentID]
 			var dead []*flintpb.TaskDescription
 			for _, t := range g.mtasks {
@@ -509,20 +484,18 @@ func (b *Backend) launch(conn *mesosconn.Conn, groups []*group) {
 					dead = append(dead, &flintpb.TaskDescription{TaskId: t.flintID, Attempt: t.attempt, ExecutorId: t.execID})
 				}
 			}
-			b.mu.Unlock()
-			b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
+			b.resize(b.clock.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 			b.reportLost(dead, "the launch call failed: "+err.Error())
 		}
 	}
 }
 
 // expire declines held offers whose hold time passed, with the filter of
-// why they were not used. Callers hold b.round.
+// why they were not used.
 func (b *Backend) expire(now time.Time) {
-	b.mu.Lock()
-	conn, wants := b.conn, b.demand.Waiting
-	groups := b.groupsLocked()
-	b.planLocked(groups, true)
+	wants := b.demand.Waiting
+	groups := b.groups()
+	b.plan(groups, true)
 	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
 	expired := false
 	for _, g := range groups {
@@ -537,29 +510,26 @@ func (b *Backend) expire(now time.Time) {
 			reason = mesosconn.DeclineUnfit
 		}
 		declines[reason] = append(declines[reason], offerIDs(g.offers)...)
-		b.unholdLocked(g)
+		b.unhold(g)
 		expired = true
 	}
-	b.mu.Unlock()
-	if !expired || conn == nil {
+	if !expired || b.conn == nil {
 		return
 	}
 	b.resize(now, declines)
-	b.decline(conn, declines)
+	b.decline(declines)
 }
 
-func (b *Backend) decline(conn *mesosconn.Conn, declines map[mesosconn.DeclineReason][]mesos.OfferID) {
+func (b *Backend) decline(declines map[mesosconn.DeclineReason][]mesos.OfferID) {
 	for reason, ids := range declines {
-		if err := conn.Decline(ids, reason); err != nil {
+		if err := b.conn.Decline(ids, reason); err != nil {
 			b.log.Debugf("fine: decline %d offer(s) (%s): %v", len(ids), reason, err)
 		}
 	}
 }
 
-// declineHeld declines held offers that match. Callers hold b.round.
+// declineHeld declines held offers that match.
 func (b *Backend) declineHeld(match func(*heldOffer) bool, reason mesosconn.DeclineReason) {
-	b.mu.Lock()
-	conn := b.conn
 	var ids []mesos.OfferID
 	for id, h := range b.held {
 		if match(h) {
@@ -567,11 +537,10 @@ func (b *Backend) declineHeld(match func(*heldOffer) bool, reason mesosconn.Decl
 			delete(b.held, id)
 		}
 	}
-	b.mu.Unlock()
-	if conn != nil && len(ids) > 0 {
-		b.decline(conn, map[mesosconn.DeclineReason][]mesos.OfferID{reason: ids})
+	if b.conn != nil && len(ids) > 0 {
+		b.decline(map[mesosconn.DeclineReason][]mesos.OfferID{reason: ids})
 	}
-	b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
+	b.resize(b.clock.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 }
 
 // executorInfo is the per-agent executor: the Flint binary in the
@@ -636,63 +605,12 @@ func (b *Backend) reportLost(dead []*flintpb.TaskDescription, why string) {
 
 // updateDemand asks Mesos for offers while the driver has tasks waiting.
 func (b *Backend) updateDemand() {
-	b.mu.Lock()
-	conn, want := b.conn, !b.stopping && b.demand.Waiting
-	b.mu.Unlock()
-	if conn != nil {
-		conn.SetDemand(want)
+	if b.conn != nil {
+		b.conn.SetDemand(!b.stopping.Load() && b.demand.Waiting)
 	}
 }
 
-// Apply implements backend.Backend: the batch is queued for the
-// backend's worker, which carries batches out one at a time in order —
-// kills and releases, then launches (each an ACCEPT call to the master),
-// so a kill never overtakes its launch — without blocking the driver loop.
-func (b *Backend) Apply(batch backend.Batch) {
-	b.mu.Lock()
-	if b.workerGone {
-		b.mu.Unlock()
-		return
-	}
-	b.batches = append(b.batches, batch)
-	first := len(b.batches) == 1
-	b.mu.Unlock()
-	if first {
-		select {
-		case b.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// worker applies the driver loop's batches until Stop, then those still
-// queued.
-func (b *Backend) worker() {
-	defer close(b.loopDone)
-	for {
-		select {
-		case <-b.wake:
-		case <-b.stopCh:
-			b.mu.Lock()
-			b.workerGone = true
-			b.mu.Unlock()
-			b.applyQueued()
-			return
-		}
-		b.applyQueued()
-	}
-}
-
-func (b *Backend) applyQueued() {
-	b.mu.Lock()
-	q := b.batches
-	b.batches = nil
-	b.mu.Unlock()
-	for i := range q {
-		b.applyBatch(&q[i])
-	}
-}
-
+// applyBatch carries out one of the driver loop's batches (owner).
 func (b *Backend) applyBatch(batch *backend.Batch) {
 	for _, k := range batch.Kills {
 		b.kill(k.TaskID, k.ExecutorID, k.Reason)
@@ -707,15 +625,11 @@ func (b *Backend) applyBatch(batch *backend.Batch) {
 		b.launchTasks(flintconv.TaskDescriptions(batch.Launches))
 	}
 	if batch.Demand != nil {
-		b.mu.Lock()
 		b.demand = *batch.Demand
-		b.mu.Unlock()
 		b.updateDemand()
 	}
 	if batch.Tick {
 		b.checkNoFit(batch.Now)
-		b.round.Lock()
-		b.expire(time.Now())
-		b.round.Unlock()
+		b.expire(b.clock.Now())
 	}
 }

@@ -22,9 +22,11 @@ import (
 // result server of the executor that kept it (its URL came with the
 // task's terminal update).
 func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error) {
-	b.mu.Lock()
-	ref, ok := b.blocks[blockID]
-	b.mu.Unlock()
+	var ref resultRef
+	var ok bool
+	if !b.call(func() { ref, ok = b.blocks[blockID] }) {
+		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %w", blockID, executorID, ErrNotStarted)
+	}
 	if !ok || ref.url == "" {
 		return nil, fmt.Errorf("fine: no result server known for block %s of executor %s", blockID, executorID)
 	}
@@ -60,8 +62,6 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 	return data, nil
 }
 
-// ReleaseResult implements backend.Backend: the executor is told to drop
-// the block, in the background.
 // releaseShuffles sends the releases as framework messages to the Flint
 // executor of every agent that started one (shuffleenv's release
 // messages): it deletes the outputs and, holding none, may exit on idle.
@@ -69,14 +69,12 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
 	type target struct{ agentID, executorID string }
 	var ts []target
-	b.mu.Lock()
-	conn := b.conn
 	for agentID, ae := range b.agents {
 		if ae.started {
 			ts = append(ts, target{agentID, ae.id})
 		}
 	}
-	b.mu.Unlock()
+	conn := b.conn
 	if conn == nil {
 		return
 	}
@@ -90,11 +88,11 @@ func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
 	}
 }
 
+// releaseResult tells the executor to drop a kept result, in the
+// background.
 func (b *Backend) releaseResult(executorID, blockID string) {
-	b.mu.Lock()
 	ref, ok := b.blocks[blockID]
 	delete(b.blocks, blockID)
-	b.mu.Unlock()
 	if !ok || ref.url == "" {
 		return
 	}
@@ -141,10 +139,8 @@ func (b *Backend) resultClient(pin string) (*http.Client, error) {
 	if pin == "" {
 		return b.httpc, nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if c := b.tlsClients[pin]; c != nil {
-		return c, nil
+	if c, ok := b.tlsClients.Load(pin); ok {
+		return c.(*http.Client), nil
 	}
 	cfg, err := tlspin.Client(pin)
 	if err != nil {
@@ -152,6 +148,8 @@ func (b *Backend) resultClient(pin string) (*http.Client, error) {
 	}
 	c := &http.Client{Timeout: b.httpc.Timeout, Transport: &http.Transport{TLSClientConfig: cfg, MaxIdleConnsPerHost: 16,
 		IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: false}}
-	b.tlsClients[pin] = c
+	if prev, loaded := b.tlsClients.LoadOrStore(pin, c); loaded {
+		return prev.(*http.Client), nil // another fetch made one first
+	}
 	return c, nil
 }

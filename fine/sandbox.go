@@ -15,9 +15,10 @@ var _ backend.SandboxLocator = (*Backend)(nil)
 // and the agent's /state (the web UI reads the executor's stdout/stderr
 // from there).
 func (b *Backend) ExecutorSandbox(ctx context.Context, executorID string) (agentURL, dir string, err error) {
-	b.mu.Lock()
-	conn := b.conn
-	b.mu.Unlock()
+	if !b.started.Load() {
+		return "", "", fmt.Errorf("fine: not connected to a Mesos master")
+	}
+	conn := b.conn // set by Start before started, read-only after
 	if conn == nil {
 		return "", "", fmt.Errorf("fine: not connected to a Mesos master")
 	}

@@ -17,28 +17,17 @@ import (
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// handler receives the Mesos connection's events (on its goroutine).
+// handler handles the Mesos connection's events on the owner goroutine,
+// last in its chain (deathHandler, fetchHandler, handler).
 type handler struct{ b *Backend }
 
 var _ mesosconn.Handler = handler{}
 
-// ready waits until Start has set the connection; nil if it never will.
-func (b *Backend) ready() *mesosconn.Conn {
-	<-b.connReady
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.conn
-}
-
 func (h handler) Subscribed(id string, m mesos.MasterInfo, re bool) {
 	b := h.b
-	b.round.Lock()
-	b.mu.Lock()
 	b.frameworkID = id
 	b.held = map[string]*heldOffer{} // offers of an earlier subscription are void
-	b.mu.Unlock()
-	b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
-	b.round.Unlock()
+	b.resize(b.clock.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 	verb := "registered"
 	if re {
 		verb = "re-registered"
@@ -46,21 +35,12 @@ func (h handler) Subscribed(id string, m mesos.MasterInfo, re bool) {
 	b.log.WithField("framework", id).Infof("fine: %s with the Mesos master at %s as framework %s", verb, mesosconn.MasterAddr(m), id)
 }
 
-func (h handler) Offers(offers []mesos.Offer) {
-	if h.b.ready() == nil {
-		return
-	}
-	h.b.offersIn(offers)
-}
+func (h handler) Offers(offers []mesos.Offer) { h.b.offersIn(offers) }
 
 func (h handler) Rescinded(id mesos.OfferID) {
 	b := h.b
-	b.round.Lock()
-	defer b.round.Unlock()
-	b.mu.Lock()
 	delete(b.held, id.Value)
-	b.mu.Unlock()
-	b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
+	b.resize(b.clock.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 }
 
 // Update maps a Mesos task status to the driver's (see the package doc).
@@ -68,19 +48,16 @@ func (h handler) Update(st mesos.TaskStatus) {
 	b := h.b
 	id := st.TaskID.Value
 	state := st.GetState()
-	b.mu.Lock()
 	t := b.tasks[id]
 	if t == nil {
-		stopping := b.stopping
-		b.mu.Unlock()
-		if !terminal(state) && !stopping {
+		if !terminal(state) && !b.stopping.Load() {
 			b.endUnknown(st)
 			return
 		}
 		b.log.Debugf("fine: ignoring %s for task %s: not a live task of this driver (duplicate or unknown)", state, id)
 		return
 	}
-	refused, next := b.launchOutcomeLocked(t, st)
+	refused, next := b.launchOutcome(t, st)
 	if refused > 0 {
 		why, _, _ := strings.Cut(describe(st), "\n") // its first line: a dead executor's stderr is in the task's error
 		b.log.WithFields(logrus.Fields{"executor": t.execID, "agent": t.agentID}).Warnf(
@@ -88,7 +65,6 @@ func (h handler) Update(st mesos.TaskStatus) {
 			refused, t.agentID, why, next.Format(time.RFC3339Nano))
 	}
 	if !terminal(state) {
-		b.mu.Unlock()
 		if state == mesos.TASK_RUNNING || state == mesos.TASK_KILLING {
 			b.d.StatusUpdate(&backend.StatusUpdate{TaskID: t.flintID, Attempt: int(t.attempt), ExecutorID: t.execID,
 				State: scheduler.Running})
@@ -120,12 +96,11 @@ func (h handler) Update(st mesos.TaskStatus) {
 		ind.ExecutorID = t.execID
 		b.blocks[ind.BlockID] = resultRef{url: labelValue(st.Labels, contract.LabelResults), pin: labelValue(st.Labels, contract.LabelResultsPin)}
 	}
-	b.mu.Unlock()
 	// The agent's capacity shrinks before the update frees the task's
-	// cores in the driver loop, so the loop never sees a slot no offer holds.
-	b.round.Lock()
-	b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
-	b.round.Unlock()
+	// cores in the driver loop, so the loop never sees a slot no offer
+	// holds: both are this goroutine's calls to the driver, which handles
+	// one goroutine's inputs in the order they were made.
+	b.resize(b.clock.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 	if u.State != scheduler.Finished {
 		b.log.WithFields(logrus.Fields{"task": t.flintID, "agent": t.agentID}).Debugf("fine: task %d %s: %s", t.flintID, state, u.Failure.Message)
 	}
@@ -143,7 +118,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 	b.d.StatusUpdate(u)
 }
 
-// launchOutcomeLocked feeds the launch back-off (launchbackoff): an
+// launchOutcome feeds the launch back-off (launchbackoff): an
 // update of its own from the executor generation a task was launched on
 // says that executor came up, which ends the agent's back-off; the first
 // end of one of its tasks before that (lost or refused by the master or
@@ -151,9 +126,9 @@ func (h handler) Update(st mesos.TaskStatus) {
 // agent wait, infrastructure losses included, which never count as
 // failures. It returns the losses in a row and the next launch time when
 // it counted one.
-func (b *Backend) launchOutcomeLocked(t *mtask, st mesos.TaskStatus) (int, time.Time) {
+func (b *Backend) launchOutcome(t *mtask, st mesos.TaskStatus) (int, time.Time) {
 	a := b.agents[t.agentID]
-	if a == nil || a.gen != t.gen || a.up || b.stopping {
+	if a == nil || a.gen != t.gen || a.up || b.stopping.Load() {
 		return 0, time.Time{}
 	}
 	if st.GetSource() == mesos.SOURCE_EXECUTOR {
@@ -165,7 +140,7 @@ func (b *Backend) launchOutcomeLocked(t *mtask, st mesos.TaskStatus) (int, time.
 		return 0, time.Time{}
 	}
 	a.lossSeen = true
-	return b.backoff.Failed(t.agentID, b.now())
+	return b.backoff.Failed(t.agentID, b.clock.Now())
 }
 
 // unknownUser words a launch failure caused by a run-as user the agent does
@@ -309,9 +284,7 @@ func labelValue(ls *mesos.Labels, key string) string {
 
 func (h handler) AgentLost(agentID mesos.AgentID) {
 	b := h.b
-	b.round.Lock()
 	b.declineHeld(func(o *heldOffer) bool { return o.offer.AgentID.Value == agentID.Value }, mesosconn.DeclineUnfit)
-	b.round.Unlock()
 	b.log.WithField("agent", agentID.Value).Warnf("fine: agent %s lost; Mesos reports its tasks lost and they are retried elsewhere", agentID.Value)
 	h.executorGone(agentID.Value, "agent "+agentID.Value+" lost", true)
 }
@@ -319,12 +292,10 @@ func (h handler) AgentLost(agentID mesos.AgentID) {
 func (h handler) ExecutorLost(agentID mesos.AgentID, execID mesos.ExecutorID, status int) {
 	h.b.log.WithField("agent", agentID.Value).Debugf("fine: executor %s %s", execID.Value, exitWords(status))
 	if execID.Value == h.b.executorID(agentID.Value) {
-		h.b.mu.Lock()
 		current := false
 		if a := h.b.agents[agentID.Value]; a != nil {
 			current = a.genUsed && a.lastExited == a.gen // not an older one, reported late
 		}
-		h.b.mu.Unlock()
 		h.executorGone(agentID.Value, exitWords(status), current)
 	}
 }
@@ -335,11 +306,8 @@ func (h handler) ExecutorLost(agentID mesos.AgentID, execID mesos.ExecutorID, st
 // never has its tasks failed by an old one's exit.
 func (h handler) executorGone(agentID, why string, current bool) {
 	b := h.b
-	b.round.Lock()
-	defer b.round.Unlock()
-	b.mu.Lock()
 	a := b.agents[agentID]
-	report := a != nil && a.added && a.live == 0 && !b.stopping
+	report := a != nil && a.added && a.live == 0 && !b.stopping.Load()
 	if a != nil {
 		a.started = false
 		if current {
@@ -349,7 +317,6 @@ func (h handler) executorGone(agentID, why string, current bool) {
 			a.added, a.reported = false, 0
 		}
 	}
-	b.mu.Unlock()
 	if report {
 		b.d.ExecutorLost(a.id, why, false)
 	}
@@ -358,12 +325,8 @@ func (h handler) executorGone(agentID, why string, current bool) {
 func (h handler) Message(mesos.AgentID, mesos.ExecutorID, []byte) {}
 
 func (h handler) Disconnected(err error) {
-	h.b.round.Lock()
-	h.b.mu.Lock()
 	h.b.held = map[string]*heldOffer{}
-	h.b.mu.Unlock()
-	h.b.resize(time.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
-	h.b.round.Unlock()
+	h.b.resize(h.b.clock.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 	h.b.log.Warnf("fine: lost the Mesos master %s (%v); re-registering", h.b.master, err)
 }
 
@@ -373,12 +336,9 @@ func (h handler) Disconnected(err error) {
 func (h handler) Aborted(err error) {
 	b := h.b
 	reason := fmt.Sprintf("the Mesos master %s ended the framework: %v; no task can be launched", b.master, err)
-	b.mu.Lock()
 	b.ended = reason
-	stopping := b.stopping
-	b.mu.Unlock()
 	b.log.Error("fine: " + reason)
-	if !stopping {
+	if !b.stopping.Load() {
 		b.d.Abort(reason)
 	}
 }
@@ -389,23 +349,12 @@ func (h handler) Aborted(err error) {
 // reconciliation reports the previous driver's tasks, whose executor holds that driver's
 // settings and credentials. This driver's task and executor ids carry a tag of its own
 // (mesosbackend.TaskIDPrefix), so its launches never wait for those executors to end.
+// Reconciliation answers that came while Start waited for its subscription
+// waited in the owner's inbox, so the connection is set.
 func (b *Backend) endUnknown(st mesos.TaskStatus) {
-	b.mu.Lock()
-	subscribing := b.subscribing
-	b.mu.Unlock()
-	if !subscribing {
-		return // not started: nothing to end it through
-	}
-	select { // reconciliation answers come while Start still waits for its subscription
-	case <-b.connReady:
-	case <-time.After(b.set.networkTimeout):
-		return
-	}
-	b.mu.Lock()
 	conn := b.conn
-	b.mu.Unlock()
 	if conn == nil {
-		return
+		return // a unit test's backend: nothing to end it through
 	}
 	b.log.WithFields(logrus.Fields{"task": st.TaskID.Value, "agent": st.GetAgentID().GetValue()}).
 		Infof("fine: killing task %s (%s on agent %s) and its executor: a previous driver of the framework launched it", st.TaskID.Value, st.GetState(), st.GetAgentID().GetValue())

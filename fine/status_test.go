@@ -1,7 +1,6 @@
 package fine
 
 import (
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/mailbox"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -45,10 +46,32 @@ func (r *recorder) take() []*backend.StatusUpdate {
 func newTestBackend(d *recorder) *Backend {
 	log := logrus.New()
 	log.SetLevel(logrus.PanicLevel)
-	return &Backend{d: d, log: log, tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
-		held: map[string]*heldOffer{}, blocks: map[string]resultRef{}, tlsClients: map[string]*http.Client{},
-		now: time.Now, backoff: launchbackoff.New(), diag: fitDiag{unfit: map[string]string{}}}
+	b := &Backend{d: d, log: log, tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
+		held: map[string]*heldOffer{}, blocks: map[string]resultRef{},
+		clock: clock.Real{}, backoff: launchbackoff.New(), diag: fitDiag{unfit: map[string]string{}}}
+	// No owner goroutine runs: the test is the owner, and runs what the
+	// backend posts itself (a timer's end) with drain.
+	b.inbox = mailbox.New[func()]()
+	b.post = b.inbox.Put
+	return b
 }
+
+// drain runs the inputs the backend posted, as its owner would.
+func (b *Backend) drain() {
+	for _, f := range b.inbox.Take(nil) {
+		f()
+	}
+}
+
+// nowFunc is the wall clock's timers with a test's Now.
+type nowFunc func() time.Time
+
+func (f nowFunc) Now() time.Time                       { return f() }
+func (nowFunc) After(d time.Duration) <-chan time.Time { return clock.Real{}.After(d) }
+func (nowFunc) AfterFunc(d time.Duration, fn func()) clock.Timer {
+	return clock.Real{}.AfterFunc(d, fn)
+}
+func (nowFunc) NewTicker(d time.Duration) clock.Ticker { return clock.Real{}.NewTicker(d) }
 
 func (b *Backend) addTask(id uint64) {
 	b.tasks[mesosTaskID(id)] = &mtask{flintID: id, attempt: 1, agentID: "S0", execID: executorID("S0"), cpus: 1}

@@ -23,9 +23,11 @@ type Harness struct {
 	handler mesosconn.Handler
 }
 
-// New returns a harness whose framework is "fw-1" on master "m1".
+// New returns a harness whose framework is "fw-1" on master "m1", at
+// 127.0.0.1:1, where nothing listens: a backend reading an executor's
+// sandbox through the master fails at once.
 func New() *Harness {
-	host, port := "master.test", uint32(5050)
+	host, port := "127.0.0.1", uint32(1)
 	return &Harness{Conn: &Conn{frameworkID: "fw-1", master: mesos.MasterInfo{ID: "m1", Hostname: &host, Port: &port}}, Driver: &Driver{}}
 }
 

@@ -68,6 +68,7 @@ type settings struct {
 	// operations use it rather than their inputs' partition counts.
 	ParallelismSet    bool
 	MaxPartitionBytes int64
+	OpenCostInBytes   int64 // flint.files.openCostInBytes
 	// StorageMemory is each executor's budget for cached partitions
 	// (flint.storage.memory, else flint.storage.memoryFraction of
 	// flint.executor.memory).
@@ -93,11 +94,12 @@ type capture struct {
 
 func newDriverBuilder(job string, args []byte, r *runner, fc *framework.Context) *Builder {
 	b := &Builder{job: job, args: args, sites: map[string]int{}, values: map[string][]byte{}, run: r, fc: fc}
-	b.settings = settings{DefaultParallelism: 2, MaxPartitionBytes: 128 << 20, StorageMemory: 300 << 20}
+	b.settings = settings{DefaultParallelism: 2, MaxPartitionBytes: 128 << 20, OpenCostInBytes: 4 << 20, StorageMemory: 300 << 20}
 	if fc != nil {
 		b.settings.DefaultParallelism = defaultParallelism(fc)
 		b.settings.ParallelismSet = fc.Config().IsSet("flint.default.parallelism")
 		b.settings.MaxPartitionBytes = fc.Config().Size("flint.files.maxPartitionBytes")
+		b.settings.OpenCostInBytes = fc.Config().Size("flint.files.openCostInBytes")
 		b.settings.StorageMemory = storageMemory(fc.Config())
 	}
 	// Settings ride with the job like any frozen value.

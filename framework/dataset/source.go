@@ -1,20 +1,16 @@
 package dataset
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/flint-mesos/flint/framework/task"
-	"github.com/flint-mesos/flint/internal/plural"
 )
 
 // Parallelize splits xs into parts partitions (the default parallelism
@@ -62,59 +58,52 @@ func Range(b *Builder, start, end int64, parts int) Dataset[int64] {
 	})
 }
 
-// Split is a byte range of an input file one task reads: the lines that
-// start in [Start, End).
-type Split struct {
-	Path       string
-	Start, End int64
-	Hosts      []string // where the bytes are, when known
-}
-
-// TextFile is the lines of the files at paths (files, directories, globs,
-// http(s):// URLs), without their '\n', one partition per split of at most
-// flint.files.maxPartitionBytes. The driver lists the files and plans the
-// splits (frozen with the job); the executors read them. A relative path
-// is resolved against the driver's working directory when the job is
-// planned, so the same command works on every master; the path must then
-// be readable from the executors under that absolute name (one host, a
-// shared file system mounted at the same path on every agent, or a URL).
-// An executor that cannot read it fails the job at once, naming the path
-// and its host, instead of retrying the task (ErrInputUnreadable).
+// TextFile is the lines of the files at paths, without their line ends ('\n', "\r\n"). A
+// path is a local path, a file:// or http(s):// URL, an s3:// (s3a://, s3n://) URI, or any
+// scheme registered with package storage; a file, a directory or key prefix (every file
+// under it but names starting with '.' or '_'), or a glob. The driver lists the files when
+// the job is planned (frozen with the job; relative local paths resolved against its
+// working directory) and packs them into splits of about flint.files.maxPartitionBytes:
+// a larger file is cut into byte ranges (a line belongs to the range its first byte is
+// in), small files are packed together (each costing flint.files.openCostInBytes more than
+// its size). Files ending in .gz, .zst, .bz2 or .xz are decompressed, each read whole by one
+// task (package storage/codec). Executors read only their splits, failing when a file is no
+// longer the version the driver listed. A local-disk file's split prefers the driver's host;
+// an object store's has no preference.
 //
-// A directory's files are its regular files, recursively, except names
-// starting with '.' or '_' (as Hadoop's input formats skip) and files that
-// are not text: a file whose first 8 KiB hold a NUL byte (the rule grep
-// and git use) is skipped with one warning naming it, so a directory of
-// documents with images is counted by its text only. A file named
-// explicitly, or matched by a glob, is read whatever it holds. A path or
-// glob matching nothing is an error; an input with no bytes at all is a
-// warning.
-//
-// A line belongs to the split its first byte is in. A split's host, where
-// the driver knows it, is its task's locality preference (splitHosts: a
-// URL's host; the driver's host for a file on a local-disk file system,
-// not on a network one).
+// A local directory's files skip those that are not text: a file whose first 8 KiB hold a
+// NUL byte (the rule grep and git use), unless its extension names a codec, is skipped with
+// one warning naming it, so a directory of documents with images is counted by its text
+// only. A file named explicitly, or matched by a glob, is read whatever it holds. A path or
+// glob matching nothing is an error; an input with no bytes at all is a warning. A local
+// path an executor cannot open (another host, no shared file system) fails the job at once,
+// naming the path and the host (ErrInputUnreadable).
 func TextFile(b *Builder, paths ...string) Dataset[string] {
 	info := b.newInfo("textFile", typeName[string](), 0, nil, nil)
-	var plan splitPlan
+	var plan filePlan
 	b.freeze("splits:"+string(info.id), func() any {
-		s, warnings, err := planSplits(paths, b.settings.MaxPartitionBytes)
+		s, warnings, err := planFiles(b, absInputs(paths))
 		if err != nil {
-			return splitPlan{Err: err.Error()}
+			return filePlan{Err: err.Error()}
 		}
 		b.warn(warnings...)
-		return splitPlan{Splits: s}
+		return filePlan{Splits: s}
 	}, &plan)
 	splits, listErr := plan.Splits, plan.Err
 	info.parts = len(splits)
-	info.preferred = splitPreferences(splits)
+	info.preferred = filePreferences(splits)
 	n := &tnode[string]{nodeInfo: info}
 	n.compute = func(tc *taskContext, p int, emit func([]string) error) error {
 		if listErr != "" {
 			return errors.New(listErr)
 		}
-		return readSplit(splits[p], func(lines []string, bytes int64) error {
-			task.MetricsFrom(tc.ctx).AddInput(bytes, int64(len(lines)))
+		m := task.MetricsFrom(tc.ctx)
+		return readTextSplit(tc, splits[p], func(lines []string) error {
+			var n int64
+			for _, l := range lines {
+				n += int64(len(l)) + 1 // its line end
+			}
+			m.AddInput(n, int64(len(lines)))
 			return emit(lines)
 		})
 	}
@@ -125,38 +114,10 @@ func TextFile(b *Builder, paths ...string) Dataset[string] {
 	return Dataset[string]{n}
 }
 
-type splitPlan struct {
-	Splits []Split
+// filePlan is a file source's splits as the driver froze them, or its listing error.
+type filePlan struct {
+	Splits []fileSplit
 	Err    string
-}
-
-// planSplits expands paths and cuts every file into ranges of at most max
-// bytes. The warnings say what was skipped, or that there is nothing to
-// read.
-func planSplits(paths []string, max int64) ([]Split, []string, error) {
-	files, warnings, err := expand(paths)
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []Split
-	for _, f := range files {
-		size, err := fileSize(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		if size == 0 {
-			continue
-		}
-		hosts := splitHosts(f)
-		for start := int64(0); start < size; start += max {
-			out = append(out, Split{Path: f, Start: start, End: min(size, start+max), Hosts: hosts})
-		}
-	}
-	if len(out) == 0 {
-		warnings = append(warnings, fmt.Sprintf("dataset: input %s is empty: %s, so the dataset has no records",
-			strings.Join(paths, " "), describeEmpty(len(files))))
-	}
-	return out, warnings, nil
 }
 
 func describeEmpty(files int) string {
@@ -164,95 +125,6 @@ func describeEmpty(files int) string {
 		return "it holds no file to read"
 	}
 	return fmt.Sprintf("its %s no bytes", map[bool]string{true: "file holds", false: "files hold"}[files == 1])
-}
-
-func isURL(p string) bool { return strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") }
-
-// expand turns paths into absolute files (resolved against the driver's
-// working directory): a directory's text files (listDir), a glob's
-// matches, in name order; URLs as they are. The warnings name the files a
-// directory listing skipped.
-func expand(paths []string) ([]string, []string, error) {
-	if len(paths) == 0 {
-		return nil, nil, errors.New("dataset: TextFile needs at least one path")
-	}
-	var out, skipped []string
-	for _, p := range paths {
-		if isURL(p) {
-			out = append(out, p)
-			continue
-		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return nil, nil, fmt.Errorf("dataset: input %s: %w", p, err)
-		}
-		matches := []string{abs}
-		if strings.ContainsAny(p, "*?[") {
-			m, err := filepath.Glob(abs)
-			if err != nil {
-				return nil, nil, fmt.Errorf("dataset: bad glob %q: %w", p, err)
-			}
-			if len(m) == 0 {
-				return nil, nil, fmt.Errorf("dataset: %q matches no file", p)
-			}
-			matches = m
-		}
-		for _, m := range matches {
-			st, err := os.Stat(m)
-			if err != nil {
-				return nil, nil, fmt.Errorf("dataset: input %w", err)
-			}
-			if !st.IsDir() {
-				out = append(out, m)
-				continue
-			}
-			files, skip, err := listDir(m)
-			if err != nil {
-				return nil, nil, err
-			}
-			out, skipped = append(out, files...), append(skipped, skip...)
-		}
-	}
-	var warnings []string
-	if len(skipped) > 0 {
-		warnings = append(warnings, fmt.Sprintf("dataset: skipped %s that %s not text (a NUL byte in the first %d KiB): %s",
-			plural.N(len(skipped), "file"), map[bool]string{true: "is", false: "are"}[len(skipped) == 1], sniffBytes>>10, listSome(skipped, 5)))
-	}
-	return out, warnings, nil
-}
-
-// listDir is dir's regular files, recursively, except names starting with
-// '.' or '_' and files that are not text (skipped, returned apart).
-func listDir(dir string) (files, skipped []string, err error) {
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if path != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		text, err := isText(path)
-		if err != nil {
-			return err
-		}
-		if text {
-			files = append(files, path)
-		} else {
-			skipped = append(skipped, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("dataset: list input %s: %w", dir, err)
-	}
-	return files, skipped, nil
 }
 
 // sniffBytes is how much of a file isText reads.
@@ -284,115 +156,6 @@ func listSome(names []string, n int) string {
 	return s
 }
 
-func fileSize(p string) (int64, error) {
-	if !isURL(p) {
-		st, err := os.Stat(p)
-		if err != nil {
-			return 0, fmt.Errorf("dataset: input %w", err)
-		}
-		return st.Size(), nil
-	}
-	resp, err := http.Head(p)
-	if err != nil {
-		return 0, fmt.Errorf("dataset: input %s: %w", p, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
-		return 0, fmt.Errorf("dataset: input %s: HEAD answered %s with length %d", p, resp.Status, resp.ContentLength)
-	}
-	return resp.ContentLength, nil
-}
-
-// openRange opens bytes [start, end) of p, or to the end of the file when
-// end < 0.
-func openRange(p string, start, end int64) (io.ReadCloser, error) {
-	if !isURL(p) {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, unreadableInput(p, err)
-		}
-		if _, err := f.Seek(start, io.SeekStart); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("dataset: read input %s: %w", p, err)
-		}
-		return f, nil
-	}
-	req, err := http.NewRequest(http.MethodGet, p, nil)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: input %s: %w", p, err)
-	}
-	req.Header.Set("Range", fmt.Sprintf("bytes=%d-", start))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: read input %s: %w", p, err)
-	}
-	if resp.StatusCode != http.StatusPartialContent && !(resp.StatusCode == http.StatusOK && start == 0) {
-		resp.Body.Close()
-		return nil, fmt.Errorf("dataset: read input %s from byte %d: %s", p, start, resp.Status)
-	}
-	return resp.Body, nil
-}
-
-// readSplit emits the lines that start in [s.Start, s.End): a split not
-// at the file's start skips to the first line starting at or after
-// s.Start (the byte before s.Start tells whether a line starts there),
-// and the last line read may run past s.End. With each batch of lines it
-// passes the bytes they took in the file (their '\n' included): over a
-// file's splits, these add up to its size.
-func readSplit(s Split, emit func(lines []string, bytes int64) error) error {
-	from := s.Start
-	if from > 0 {
-		from--
-	}
-	rc, err := openRange(s.Path, from, -1)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	r := bufio.NewReaderSize(rc, 256<<10)
-	pos := from
-	if s.Start > 0 {
-		skipped, err := r.ReadSlice('\n')
-		for err == bufio.ErrBufferFull {
-			pos += int64(len(skipped))
-			skipped, err = r.ReadSlice('\n')
-		}
-		pos += int64(len(skipped))
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("dataset: read %s: %w", s.Path, err)
-		}
-	}
-	batch := make([]string, 0, batchSize)
-	var bytes int64
-	for pos < s.End {
-		line, err := r.ReadString('\n')
-		pos += int64(len(line))
-		if len(line) > 0 {
-			batch = append(batch, strings.TrimSuffix(line, "\n"))
-			bytes += int64(len(line))
-			if len(batch) == batchSize {
-				if err := emit(batch, bytes); err != nil {
-					return err
-				}
-				batch, bytes = batch[:0], 0
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("dataset: read %s: %w", s.Path, err)
-		}
-	}
-	if len(batch) > 0 {
-		return emit(batch, bytes)
-	}
-	return nil
-}
-
 // ErrInputUnreadable: an executor cannot open a local input or output path
 // the driver planned (another host without a shared file system, or a file
 // removed since). Retrying cannot fix it, so the job fails at once
@@ -412,7 +175,16 @@ func unreadableInput(p string, err error) error {
 	}
 	return task.NotRetryable(fmt.Errorf("%w: %s on host %s (%v); the driver resolved this path on its own host, but the executors open local paths themselves: "+
 		"put it on a file system shared by every agent under the same path, serve it over http(s):// and pass the URL, "+
-		"or ship it with fc.AddFile and read it through the task's context", ErrInputUnreadable, p, host, errors.Unwrap(err)))
+		"or ship it with fc.AddFile and read it through the task's context", ErrInputUnreadable, p, host, pathCause(err)))
+}
+
+// pathCause is the system's reason inside a file error (err itself when there is none).
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // warn logs each message once on the driver (executors replaying the body

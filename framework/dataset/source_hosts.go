@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-
-	"github.com/flint-mesos/flint/framework/scheduler"
 )
 
 // splitHosts is where the bytes of input path are, as far as the driver
@@ -17,7 +15,7 @@ import (
 // scheduler's node-local level is valid only while an executor runs on
 // a preferred host.
 func splitHosts(path string) []string {
-	if isURL(path) {
+	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
 		u, err := url.Parse(path)
 		if err != nil || u.Hostname() == "" {
 			return nil
@@ -47,22 +45,4 @@ func driverHost() []string {
 		return []string{h}
 	}
 	return nil
-}
-
-// splitPreferences are the splits' hosts as the DAG core's per-partition
-// preferences.
-func splitPreferences(splits []Split) [][]scheduler.Location {
-	var out [][]scheduler.Location
-	for i, s := range splits {
-		if len(s.Hosts) == 0 {
-			continue
-		}
-		if out == nil {
-			out = make([][]scheduler.Location, len(splits))
-		}
-		for _, h := range s.Hosts {
-			out[i] = append(out[i], scheduler.Location{Host: h})
-		}
-	}
-	return out
 }

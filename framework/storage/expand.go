@@ -57,10 +57,12 @@ func expandOne(ctx context.Context, fs FS, p string) ([]FileInfo, error) {
 		return nil, err
 	}
 	files, lerr := fs.List(ctx, p)
+	if lerr != nil && err == nil && errors.Is(lerr, ErrNotExist) {
+		return nil, nil // an empty directory
+	}
 	if lerr != nil {
-		if errors.Is(lerr, ErrNotExist) && err != nil {
-			return nil, fmt.Errorf("storage: input %s: %w", p, ErrNotExist)
-		}
+		// Neither a file nor a directory: List's error says which part is missing (a bucket,
+		// nothing under the prefix).
 		return nil, lerr
 	}
 	return visible(p, files), nil

@@ -45,9 +45,9 @@ func info(p string, st fs.FileInfo) storage.FileInfo {
 func wrap(op, p string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("storage: %s %s: %w", op, p, storage.ErrNotExist)
+		return fmt.Errorf("storage: %s %s: %w (%w)", op, p, storage.ErrNotExist, err)
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("storage: %s %s: %w (%v)", op, p, storage.ErrAccess, err)
+		return fmt.Errorf("storage: %s %s: %w (%w)", op, p, storage.ErrAccess, err)
 	}
 	return fmt.Errorf("storage: %s %s: %w", op, p, err)
 }

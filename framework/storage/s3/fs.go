@@ -88,7 +88,9 @@ func fail(op, p string, err error) error {
 		sentinel = storage.ErrChanged
 		detail = "the object's ETag is no longer the one listed (" + detail + ")"
 	case code == "AccessDenied" || code == "Forbidden" || status == http.StatusForbidden:
+		// A HEAD answer has no body to say which: name both.
 		sentinel = storage.ErrAccess
+		detail = "wrong credentials or no permission (" + detail + ")"
 	default:
 		return fmt.Errorf("storage: s3 %s %s: %s (HTTP %d)", op, p, detail, status)
 	}

@@ -2,127 +2,203 @@ package dataset
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/storage"
+	"github.com/flint-mesos/flint/framework/storage/codec"
 )
 
-// SaveAsTextFile writes every record as a line into part files under dir
-// (part-00000, … one per partition) with an output commit protocol: each
-// task attempt writes a file of its own under dir/_temporary and renames
-// it to its partition's name there only if no earlier attempt has (the
-// first successful attempt wins); when every partition is done, the
-// driver moves the part files into dir and writes dir/_SUCCESS. A job
-// that fails leaves no part files in dir. dir must not exist or be
-// empty, and be writable by the executors and the driver alike (a shared
-// file system, or one host). A relative dir is resolved against the
-// driver's working directory when the job is planned, as TextFile's
-// inputs are; an executor that cannot open it fails the job at once
+// SaveOption changes how an output is written.
+type SaveOption func(*saveOptions)
+
+type saveOptions struct {
+	overwrite bool
+	codec     string
+}
+
+// Overwrite replaces what dir holds (every file under it is deleted before the job writes);
+// without it a dir holding any file is an error, as in Spark.
+func Overwrite() SaveOption { return func(o *saveOptions) { o.overwrite = true } }
+
+// Compress compresses each part file with the named codec ("gzip", "zstd", "xz"; "none"),
+// its name getting the codec's extension (part-00000.gz), which TextFile reads back.
+func Compress(name string) SaveOption { return func(o *saveOptions) { o.codec = name } }
+
+// SaveAsTextFile writes every record as a line into part files under dir (part-00000, …
+// one per partition) — a local path, file://, s3:// or any writable storage scheme — with
+// an output commit protocol that never shows a partial or duplicate output:
+//
+//   - each task attempt stages its part invisibly (on S3 a multipart upload to the part's
+//     key, not completed; locally a file under dir/_temporary) and hands the driver what
+//     publishes it as its task result;
+//   - the driver publishes exactly one staged part per partition — the attempt the
+//     scheduler counted — when every partition is done, then aborts every other staged
+//     write under dir (failed, killed and speculative attempts: S3 uploads still open under
+//     the prefix are listed and aborted; _temporary is removed), and writes dir/_SUCCESS
+//     last;
+//   - a job that fails publishes nothing and aborts every staged write.
+//
+// dir must hold no file (Overwrite replaces it). A local dir must be on a file system the
+// executors and the driver share (or one host); a relative one is resolved against the
+// driver's working directory, and an executor that cannot open it fails the job at once
 // (ErrInputUnreadable).
-func SaveAsTextFile(ds Dataset[string], dir string) error {
-	b := ds.n.b
-	if b.Driver() || b.replay.captured == nil { // else an executor's replay is past its action
-		b.freeze(fmt.Sprintf("output:%d", b.actions), func() any {
-			if abs, err := filepath.Abs(dir); err == nil {
-				return abs
-			}
-			return dir
-		}, &dir)
+func SaveAsTextFile(ds Dataset[string], dir string, opts ...SaveOption) error {
+	var o saveOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
-	tmp := filepath.Join(dir, "_temporary")
+	c, err := codec.ByName(o.codec)
+	b := ds.n.b
+	if b.Driver() && err != nil {
+		b.fail(fmt.Errorf("dataset: SaveAsTextFile: %w", err))
+	}
+	if b.Driver() || b.replay.captured == nil { // else an executor's replay is past its action
+		b.freeze(fmt.Sprintf("output:%d", b.actions), func() any { return absInputs([]string{dir})[0] }, &dir)
+	}
+	var w storage.Writable
 	if b.Driver() {
-		if err := prepareOutput(dir); err != nil {
+		if w, err = prepareOutput(b.config(), dir, o.overwrite); err != nil {
 			b.fail(err)
 		}
 	}
-	names, err := runAction(ds, "saveAsTextFile", nil, func(tc *taskContext, p int) (string, error) {
-		return writePart(tc, ds, tmp, p)
+	pending, err := runAction(ds, "saveAsTextFile", nil, func(tc *taskContext, p int) (storage.Pending, error) {
+		return writePart(tc, ds, storage.Join(dir, fmt.Sprintf("part-%05d%s", p, c.Ext)), c, p)
 	})
-	if !b.Driver() {
+	if !b.Driver() || w == nil {
 		return err
 	}
+	ctx := context.WithoutCancel(b.Context())
 	if err != nil {
-		os.RemoveAll(tmp)
-		return err
+		return errors.Join(err, abortOutput(ctx, w, dir))
 	}
-	for p, name := range names {
-		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("dataset: commit part %d of %s: %w", p, dir, err)
-		}
-	}
-	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("dataset: commit %s: %w", dir, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "_SUCCESS"), nil, 0o644); err != nil {
-		return fmt.Errorf("dataset: commit %s: %w", dir, err)
-	}
-	return nil
+	return commitOutput(ctx, w, dir, pending)
 }
 
-// prepareOutput makes dir, refusing one that holds anything (as Spark
-// refuses an existing output directory).
-func prepareOutput(dir string) error {
-	ents, err := os.ReadDir(dir)
+// prepareOutput is dir's storage, checked empty (or emptied, overwriting). A local dir is
+// made, so that executors can tell a shared file system from none.
+func prepareOutput(cfg *config.Config, dir string, overwrite bool) (storage.Writable, error) {
+	ctx := context.Background()
+	w, err := storage.WritableFor(ctx, cfg, dir)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: output %s: %w", dir, err)
+	}
+	files, err := w.List(ctx, dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, storage.ErrNotExist):
 	case err != nil:
-		return fmt.Errorf("dataset: output directory: %w", err)
-	case len(ents) > 0:
-		return fmt.Errorf("dataset: output directory %s already exists and is not empty", dir)
+		return nil, fmt.Errorf("dataset: output: %w", err)
+	case len(files) > 0 && !overwrite:
+		return nil, fmt.Errorf("dataset: output directory %s already exists and is not empty (%s, …): pass dataset.Overwrite() to replace it", dir, files[0].Path)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "_temporary"), 0o755); err != nil {
-		return fmt.Errorf("dataset: output directory: %w", err)
+	for _, f := range files {
+		if err := w.Delete(ctx, f.Path); err != nil {
+			return nil, fmt.Errorf("dataset: overwrite output: %w", err)
+		}
+	}
+	if err := w.AbortStaged(ctx, dir); err != nil {
+		return nil, fmt.Errorf("dataset: output: %w", err)
+	}
+	if storage.Scheme(dir) == "file" {
+		if err := os.MkdirAll(strings.TrimPrefix(dir, "file://"), 0o755); err != nil {
+			return nil, fmt.Errorf("dataset: output directory: %w", err)
+		}
+	}
+	return w, nil
+}
+
+// commitOutput publishes one staged part per partition, aborts every other staged write
+// under dir, and writes _SUCCESS last. A failure deletes what it published.
+func commitOutput(ctx context.Context, w storage.Writable, dir string, pending []storage.Pending) error {
+	for p, pd := range pending {
+		if err := w.Publish(ctx, pd); err != nil {
+			for _, done := range pending[:p] {
+				w.Delete(ctx, done.Path)
+			}
+			return errors.Join(fmt.Errorf("dataset: commit part %d of %s: %w", p, dir, err), abortOutput(ctx, w, dir))
+		}
+	}
+	if err := w.AbortStaged(ctx, dir); err != nil {
+		return fmt.Errorf("dataset: commit %s: %w", dir, err)
+	}
+	f, err := w.Create(ctx, storage.Join(dir, "_SUCCESS"))
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("dataset: commit %s: %w", dir, err)
 	}
 	return nil
 }
 
-// writePart writes partition p into an attempt file and commits it as
-// part-NNNNN in tmp unless another attempt did first. It returns the
-// committed name.
-func writePart(tc *taskContext, ds Dataset[string], tmp string, p int) (string, error) {
-	name := fmt.Sprintf("part-%05d", p)
-	var id [8]byte
-	rand.Read(id[:])
-	attempt := filepath.Join(tmp, "."+name+"-attempt-"+hex.EncodeToString(id[:]))
-	f, err := os.Create(attempt)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			// the driver made tmp: this executor does not see the driver's files
-			return "", unreadableInput(tmp, err)
-		}
-		return "", fmt.Errorf("dataset: write output: %w", err)
+// abortOutput discards every staged write under dir after a failed job.
+func abortOutput(ctx context.Context, w storage.Writable, dir string) error {
+	if err := w.AbortStaged(ctx, dir); err != nil {
+		return fmt.Errorf("dataset: clean up output %s: %w", dir, err)
 	}
-	defer os.Remove(attempt)
-	w := bufio.NewWriterSize(f, 256<<10)
-	err = ds.n.run(tc, p, func(lines []string) error {
+	return nil
+}
+
+// writePart stages partition p's lines at path and returns the staged write.
+func writePart(tc *taskContext, ds Dataset[string], path string, c codec.Codec, p int) (storage.Pending, error) {
+	ctx := tc.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	w, err := storage.WritableFor(ctx, framework.TaskConfig(ctx), path)
+	if err != nil {
+		return storage.Pending{}, fmt.Errorf("dataset: write output: %w", err)
+	}
+	st, err := w.Stage(ctx, path)
+	if err != nil {
+		if storage.Scheme(path) == "file" && errors.Is(err, storage.ErrNotExist) {
+			// the driver made the directory: this executor does not see the driver's files
+			return storage.Pending{}, unreadableInput(filepath.Dir(path), err)
+		}
+		return storage.Pending{}, fmt.Errorf("dataset: write output: %w", err)
+	}
+	err = writeLines(tc, ds, p, st, c)
+	if err != nil {
+		st.Abort()
+		return storage.Pending{}, fmt.Errorf("dataset: write %s: %w", path, err)
+	}
+	return st.Finish()
+}
+
+// writeLines writes partition p's lines into dst, compressed with c when it has a writer.
+func writeLines(tc *taskContext, ds Dataset[string], p int, dst io.Writer, c codec.Codec) error {
+	var cw io.WriteCloser
+	if c.NewWriter != nil {
+		var err error
+		if cw, err = c.NewWriter(dst); err != nil {
+			return err
+		}
+		dst = cw
+	}
+	bw := bufio.NewWriterSize(dst, 256<<10)
+	err := ds.n.run(tc, p, func(lines []string) error {
 		for _, l := range lines {
-			w.WriteString(l)
-			if err := w.WriteByte('\n'); err != nil {
+			bw.WriteString(l)
+			if err := bw.WriteByte('\n'); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err == nil {
-		err = w.Flush()
+		err = bw.Flush()
 	}
-	if err == nil {
-		err = f.Sync()
+	if cw != nil {
+		if cerr := cw.Close(); err == nil {
+			err = cerr
+		}
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("dataset: write %s: %w", attempt, err)
-	}
-	// link fails if the name exists: the first attempt to commit wins.
-	if err := os.Link(attempt, filepath.Join(tmp, name)); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("dataset: commit %s: %w", name, err)
-	}
-	return name, nil
+	return err
 }

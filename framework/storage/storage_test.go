@@ -188,6 +188,9 @@ func TestLocalOpenRangesAndChanged(t *testing.T) {
 
 func TestLocalStagePublishAbort(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
+	if err := os.Mkdir(out, 0o755); err != nil { // the committer makes it; Stage needs it
+		t.Fatal(err)
+	}
 	fs := local.FS{}
 	ctx := context.Background()
 	stage := func(name, body string) storage.Pending {

@@ -171,8 +171,10 @@ const TempDir = "_temporary"
 // Stage writes p as a file under _temporary beside it.
 func (FS) Stage(_ context.Context, p string) (storage.Staged, error) {
 	op := osPath(p)
+	// The output directory must exist (the committer makes it): an executor that does not
+	// share the driver's file system fails here instead of writing where nobody reads.
 	tmp := filepath.Join(filepath.Dir(op), TempDir)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	if err := os.Mkdir(tmp, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, wrap("stage", p, err)
 	}
 	var id [8]byte

@@ -168,10 +168,13 @@ func TestCustomExecutor(t *testing.T) {
 	}
 }
 
-func TestExecutorCrashAndRegistrationTimeout(t *testing.T) {
+// TestExecutorCrash: an executor that exits before it subscribes fails its
+// task as terminated. The registration timeout is long, so a slow start on
+// a loaded machine cannot turn the crash into a timeout.
+func TestExecutorCrash(t *testing.T) {
 	m := newFakeMaster()
 	cfg := fastConfig(t, t.TempDir())
-	cfg.RegistrationTimeout = 300 * time.Millisecond
+	cfg.RegistrationTimeout = time.Minute
 	ta := startAgent(t, m, cfg)
 	fw := fwInfo("fw", false)
 	runTask(t, ta, fw, executorTask("c1", "finish", executorInfo("crasher", "TESTEXEC_MODE", "crash")))
@@ -182,8 +185,16 @@ func TestExecutorCrashAndRegistrationTimeout(t *testing.T) {
 	if e := m.waitExited(t, "crasher"); e.Status != 2<<8 {
 		t.Fatalf("crash exit status %d", e.Status)
 	}
+}
+
+func TestExecutorRegistrationTimeout(t *testing.T) {
+	m := newFakeMaster()
+	cfg := fastConfig(t, t.TempDir())
+	cfg.RegistrationTimeout = 300 * time.Millisecond
+	ta := startAgent(t, m, cfg)
+	fw := fwInfo("fw", false)
 	runTask(t, ta, fw, executorTask("s1", "finish", executorInfo("silent", "TESTEXEC_MODE", "nosubscribe")))
-	st = m.waitState(t, "s1", mesos.TASK_FAILED)
+	st := m.waitState(t, "s1", mesos.TASK_FAILED)
 	if st.GetReason() != mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT {
 		t.Fatalf("timeout status %v %q", st.GetReason(), st.GetMessage())
 	}

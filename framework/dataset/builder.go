@@ -190,6 +190,9 @@ type nodeInfo struct {
 	preferred     [][]scheduler.Location
 	storage       StorageLevel // how the node's partitions are cached; 0: not at all
 	order         order        // what recomputing a partition may change
+	// partitioning is how the records are placed by key, when known
+	// (partitioning.go)
+	partitioning *partitioning
 }
 
 func (n *nodeInfo) info() *nodeInfo { return n }

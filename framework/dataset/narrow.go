@@ -26,8 +26,13 @@ func Map[T, U any](ds Dataset[T], fn func(T) U) Dataset[U] {
 	})
 }
 
-// Filter keeps the records for which keep is true.
+// Filter keeps the records for which keep is true (and the input's
+// Partitioner).
 func Filter[T any](ds Dataset[T], keep func(T) bool) Dataset[T] {
+	return keepPartitioning(ds, filter(ds, keep))
+}
+
+func filter[T any](ds Dataset[T], keep func(T) bool) Dataset[T] {
 	return narrow("filter", ds, func(tc *taskContext, p int, emit func([]T) error) error {
 		var out []T
 		return ds.n.run(tc, p, func(in []T) error {
@@ -153,9 +158,10 @@ func KeyBy[T any, K any](ds Dataset[T], key func(T) K) Dataset[KV[K, T]] {
 	return Map(ds, func(x T) KV[K, T] { return KV[K, T]{Key: key(x), Value: x} })
 }
 
-// MapValues applies fn to the values of a keyed dataset.
+// MapValues applies fn to the values of a keyed dataset (it keeps the
+// input's Partitioner).
 func MapValues[K, V, W any](ds Dataset[KV[K, V]], fn func(V) W) Dataset[KV[K, W]] {
-	return Map(ds, func(kv KV[K, V]) KV[K, W] { return KV[K, W]{Key: kv.Key, Value: fn(kv.Value)} })
+	return keepPartitioning(ds, Map(ds, func(kv KV[K, V]) KV[K, W] { return KV[K, W]{Key: kv.Key, Value: fn(kv.Value)} }))
 }
 
 // Keys and Values project a keyed dataset.
@@ -226,7 +232,7 @@ func Coalesce[T any](ds Dataset[T], n int) Dataset[T] {
 func Sample[T any](ds Dataset[T], fraction float64, seed uint64) Dataset[T] {
 	out := sample(ds, fraction, seed)
 	out.n.dependsOnOrder()
-	return out
+	return keepPartitioning(ds, out)
 }
 
 func sample[T any](ds Dataset[T], fraction float64, seed uint64) Dataset[T] {

@@ -96,7 +96,7 @@ func (p *precombiner[K, V, C]) flush() error {
 func addCombiningShuffle[K comparable, V, C any](ds Dataset[KV[K, V]], part Partitioner, keys recordcodec.Codec[K],
 	combs recordcodec.Codec[C], agg Aggregator[V, C]) *shuffleDef {
 	b := ds.n.b
-	def := &shuffleDef{id: b.newShuffleID(), parent: ds.n, numReduces: part.NumPartitions()}
+	def := &shuffleDef{id: b.newShuffleID(), parent: ds.n, numReduces: part.NumPartitions(), keys: keys, keysName: keys.Name()}
 	merge := Aggregator[C, C]{CreateCombiner: func(c C) C { return c }, MergeValue: agg.MergeCombiners, MergeCombiners: agg.MergeCombiners}
 	def.write = func(tc *taskContext, mapIndex, attempt int) (shuffle.Result, error) {
 		cfg := tc.env.writerConfig(def, mapIndex, attempt, shuffle.ByteOrder)

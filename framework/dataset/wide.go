@@ -18,6 +18,9 @@ type shuffleDef struct {
 	parent     node
 	numReduces int
 	write      func(tc *taskContext, mapIndex int, attempt int) (shuffle.Result, error)
+	// keys is the recordcodec.Codec[K] the partitioner sees keys in
+	keys     any
+	keysName string
 }
 
 // newShuffleID names the builder's next shuffle: an id of the Context's,
@@ -62,7 +65,7 @@ type Aggregator[V, C any] = shuffle.Aggregator[V, C]
 func addShuffle[K, V any](ds Dataset[KV[K, V]], part Partitioner, keys recordcodec.Codec[K], vals recordcodec.Codec[V],
 	order shuffle.Order) *shuffleDef {
 	b := ds.n.b
-	def := &shuffleDef{id: b.newShuffleID(), parent: ds.n, numReduces: part.NumPartitions()}
+	def := &shuffleDef{id: b.newShuffleID(), parent: ds.n, numReduces: part.NumPartitions(), keys: keys, keysName: keys.Name()}
 	def.write = func(tc *taskContext, mapIndex, attempt int) (shuffle.Result, error) {
 		cfg := tc.env.writerConfig(def, mapIndex, attempt, order)
 		var kbuf, vbuf []byte
@@ -105,6 +108,14 @@ func shuffled[T any](b *Builder, op string, part Partitioner, defs []*shuffleDef
 	}
 	ds := newNode(b, op, part.NumPartitions(), parents, deps, compute)
 	ds.n.typ += " by " + part.Name()
+	if len(defs) > 0 {
+		ds.n.partitioning = &partitioning{part: part, codec: defs[0].keys, codecName: defs[0].keysName}
+		for _, d := range defs[1:] {
+			if d.keysName != defs[0].keysName {
+				ds.n.partitioning = nil
+			}
+		}
+	}
 	return ds
 }
 
@@ -171,6 +182,9 @@ func CombineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], agg Aggregator[V
 
 func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg Aggregator[V, C], part Partitioner) Dataset[KV[K, C]] {
 	keys, combs := recordcodec.For[K](), recordcodec.For[C]()
+	if partitionedLike(ds.n.info(), part, keys.Name()) {
+		return combineLocally(ds, op, agg)
+	}
 	def := addCombiningShuffle(ds, part, keys, combs, agg)
 	combine := shuffle.CombineBytes(combs, agg.MergeCombiners)
 	out := shuffled(ds.n.b, op, part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, C]) error) error {
@@ -205,7 +219,10 @@ func AggregateByKey[K comparable, V, U any](ds Dataset[KV[K, V]], zero U, seq fu
 // GroupByKey gathers each key's values (no map-side combine, as Spark).
 // A key's values are held in memory at once.
 func GroupByKey[K comparable, V any](ds Dataset[KV[K, V]], parts int) Dataset[KV[K, []V]] {
-	part := defaultPartitioner(ds.n.b, parts, ds.n)
+	return groupByKey(ds, defaultPartitioner(ds.n.b, parts, ds.n))
+}
+
+func groupByKey[K comparable, V any](ds Dataset[KV[K, V]], part Partitioner) Dataset[KV[K, []V]] {
 	keys, vals := recordcodec.For[K](), recordcodec.For[V]()
 	def := addShuffle(ds, part, keys, vals, shuffle.ByteOrder)
 	return shuffled(ds.n.b, "groupByKey", part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, []V]) error) error {

@@ -98,6 +98,48 @@
 // Aggregate, Foreach, CountByKey, SaveAsTextFile) keep one result per
 // partition: the DAG core accepts the first successful attempt of each.
 //
+// # Spark's operations, and where Flint differs
+//
+// Besides the operations above: Glom, MapPartitionsWithIndex, Zip,
+// ZipWithIndex, ZipWithUniqueID, Cartesian, Subtract, Intersection,
+// EmptyDataset, SampleWithReplacement, RandomSplit, SortByLess (any key
+// type, with a less func), RepartitionAndSortWithinPartitions; for keyed
+// datasets FlatMapValues, FoldByKey, SubtractByKey, CoGroup3, CoGroup4,
+// SampleByKey, SampleByKeyExact, CountApproxDistinctByKey; actions Top,
+// TakeOrdered, TakeSample, TreeAggregate, TreeReduce, ToLocalIterator (a
+// Go iterator, one job per partition), Stats, CountApproxDistinct,
+// CountByValue, Lookup and CollectAsMap. Wide operations taking a
+// partition count have a ...With form taking a Partitioner (keys arrive
+// encoded with recordcodec.For).
+//
+// A dataset knows its Partitioner: wide operations set it, Filter,
+// MapValues, FlatMapValues, Sample and the joins keep it, Map and the
+// others drop it (they may change keys). A cogroup or join whose input is
+// already partitioned by the operation's partitioner reads it where it is
+// (a one-to-one dependency, sorted in memory), a combine by key on its
+// own partitioner runs without a shuffle, and Lookup on a partitioned
+// dataset computes one partition. With parts ≤ 0 a cogroup or join takes
+// the partitioner of its input with the most partitions, as Spark's
+// defaultPartitioner.
+//
+// Deliberate differences: Go has no overloading, so optional arguments
+// are explicit (withReplacement, seed, depth, relativeSD, parts ≤ 0 for
+// the default). TakeSample and SampleByKeyExact are exact in two jobs
+// (count, then collect the positions drawn from the seed's stream)
+// instead of Spark's sample-and-retry, so they draw other records than
+// Spark for the same seed. CountApproxDistinct uses HyperLogLog++'s
+// registers, sparse form and linear-counting thresholds but not its
+// empirical bias tables (a few percent high between 2.5 and 5 times 2^p
+// distinct values), and hashes each value's record-codec encoding, so
+// its estimates differ from Spark's within the stated error. FoldByKey,
+// AggregateByKeyWith and TreeAggregate give every key and partition its
+// own copy of zero (a value without pointers is assigned, any other is
+// decoded afresh from its record-codec encoding). Order- and
+// position-dependent operations (ZipWithIndex, ZipWithUniqueID, Zip,
+// the samplers, RandomSplit) are deterministic given their input's order
+// and seed, and are marked to depend on that order, so after a shuffle
+// they are rerun whole when their output is lost.
+//
 // # Caching
 //
 // Cache (Persist(ds, MemoryOnly)) and Persist(ds, MemoryAndDisk) keep a

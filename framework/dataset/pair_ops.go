@@ -1,7 +1,9 @@
 package dataset
 
 import (
+	"bytes"
 	"fmt"
+	"sort"
 
 	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/recordcodec"
@@ -70,6 +72,11 @@ func combineLocally[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg
 		if err != nil {
 			return err
 		}
+		// sorted by encoded key, as a combining shuffle's reducer gives
+		// them: the order is fixed by the records whatever the input's
+		if err := sortByEncodedKey(combs); err != nil {
+			return err
+		}
 		for i := 0; i < len(combs); i += batchSize {
 			if err := emit(combs[i:min(len(combs), i+batchSize)]); err != nil {
 				return err
@@ -77,7 +84,29 @@ func combineLocally[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg
 		}
 		return nil
 	})
+	out.n.sortedUnique()
 	return keepPartitioning(ds, out)
+}
+
+// sortByEncodedKey sorts records by their keys' recordcodec.For encoding.
+func sortByEncodedKey[K, C any](kvs []KV[K, C]) error {
+	codec := recordcodec.For[K]()
+	enc := make([][]byte, len(kvs))
+	idx := make([]int, len(kvs))
+	for i, kv := range kvs {
+		var err error
+		if enc[i], err = codec.Append(nil, kv.Key); err != nil {
+			return err
+		}
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return bytes.Compare(enc[idx[a]], enc[idx[b]]) < 0 })
+	sorted := make([]KV[K, C], len(kvs))
+	for i, j := range idx {
+		sorted[i] = kvs[j]
+	}
+	copy(kvs, sorted)
+	return nil
 }
 
 // FlatMapValues calls fn for every value of a keyed dataset; each value fn

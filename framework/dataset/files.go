@@ -362,8 +362,8 @@ func readTextSplit(tc *taskContext, s fileSplit, emit func([]string) error) erro
 	return nil
 }
 
-// readTextPart calls line for each line that starts in the part, without its '\n' (and a
-// '\r' before it): a part not at the file's start skips to the first line starting at or
+// readTextPart calls line for each line that starts in the part, without its '\n' (a
+// '\r' before it is kept): a part not at the file's start skips to the first line starting at or
 // after p.Start (the byte before p.Start tells whether a line starts there), and the last
 // line read may run past p.End. A compressed file's part is all its lines.
 func readTextPart(tc *taskContext, p filePart, line func(string) error) error {
@@ -393,7 +393,7 @@ func readTextPart(tc *taskContext, p filePart, line func(string) error) error {
 		pos += int64(len(s))
 		if len(s) > 0 {
 			s = strings.TrimSuffix(s, "\n")
-			if err := line(strings.TrimSuffix(s, "\r")); err != nil {
+			if err := line(s); err != nil {
 				return err
 			}
 		}

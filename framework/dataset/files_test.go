@@ -107,6 +107,9 @@ func TestTextFileS3EveryCodec(t *testing.T) {
 	big, bigLines := numbered("big", 3000)
 	add("in/big.txt", []byte(big), bigLines)
 	crlf, crlfLines := numbered("crlf", 10)
+	for i := range crlfLines { // lines split at '\n' keep the '\r' before it
+		crlfLines[i] += "\r"
+	}
 	add("in/crlf.txt", []byte(strings.ReplaceAll(crlf, "\n", "\r\n")), crlfLines)
 	for _, tool := range []string{"gzip", "zstd", "bzip2", "xz"} {
 		text, lines := numbered(tool, 500)

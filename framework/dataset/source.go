@@ -58,7 +58,7 @@ func Range(b *Builder, start, end int64, parts int) Dataset[int64] {
 	})
 }
 
-// TextFile is the lines of the files at paths, without their line ends ('\n', "\r\n"). A
+// TextFile is the lines of the files at paths, split at '\n' (a '\r' before it is kept). A
 // path is a local path, a file:// or http(s):// URL, an s3:// (s3a://, s3n://) URI, or any
 // scheme registered with package storage; a file, a directory or key prefix (every file
 // under it but names starting with '.' or '_'), or a glob. The driver lists the files when

@@ -75,7 +75,7 @@ var partsJob = dataset.JobResult("sparkcases.partitions", func(b *dataset.Builde
 func TestPartitioningDefaultCountsAndCoalesceGroups(t *testing.T) {
 	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
 		if fc.Config().IsSet("flint.default.parallelism") {
-			t.Skip("flint.default.parallelism is set")
+			t.Fatal("the harness set flint.default.parallelism; this case is about its default")
 		}
 		o, err := partsJob.Run(t.Context(), fc, struct{}{})
 		if err != nil {

@@ -201,7 +201,7 @@ func (c *driverCore) stageInput(js *jobState, l *scheduler.Launch) (Task, error)
 		host = e.host
 	}
 	st := stagetask.Task{Kind: stagetask.Result, Job: ts.Job, Args: js.run.job.Args, Node: string(t.Node), Partition: t.Partition,
-		JobID: t.JobID, StageID: t.StageID, StageAttempt: t.StageAttempt, Attempt: uint64(l.TaskID), Epoch: t.Epoch,
+		JobID: t.JobID, StageID: t.StageID, StageAttempt: t.StageAttempt, Attempt: uint64(l.TaskID), AttemptNumber: l.Attempt, Epoch: t.Epoch,
 		ShuffleID: t.ShuffleID, NumReduces: t.NumReduces, Executor: mapoutput.Location{ExecutorID: l.ExecutorID, Host: host}}
 	if t.Kind == dagscheduler.MapTask {
 		st.Kind = stagetask.Map

@@ -140,6 +140,18 @@
 // and seed, and are marked to depend on that order, so after a shuffle
 // they are rerun whole when their output is lost.
 //
+// # Task context
+//
+// A closure that needs to know about its task gets a TaskContext through
+// MapPartitionsWithContext (Spark's TaskContext.get() and SparkFiles):
+// Partition, StageID, StageAttempt, Attempt (0 for a task's first
+// attempt), TaskAttemptID, ExecutorID, Context (done when the task is
+// killed: its job cancelled, a speculative copy won, the run ended),
+// Config (the job's flint.* settings) and File (the local copy of a file
+// added with Context.AddFile, AddDir or AddArchive). Other closures (Map,
+// Filter, …) take records only, as in Go nothing global can stand for
+// Spark's thread-local TaskContext.get().
+//
 // # Caching
 //
 // Cache (Persist(ds, MemoryOnly)) and Persist(ds, MemoryAndDisk) keep a

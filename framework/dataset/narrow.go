@@ -106,6 +106,13 @@ func MapPartitions[T, U any](ds Dataset[T], fn func(part int, records func(func(
 }
 
 func mapPartitions[T, U any](ds Dataset[T], fn func(part int, records func(func(T) bool), yield func(U)) error) Dataset[U] {
+	return mapPartitionsTask(ds, func(_ *taskContext, p int, records func(func(T) bool), yield func(U)) error {
+		return fn(p, records, yield)
+	})
+}
+
+// mapPartitionsTask is mapPartitions whose fn also gets the task.
+func mapPartitionsTask[T, U any](ds Dataset[T], fn func(tc *taskContext, part int, records func(func(T) bool), yield func(U)) error) Dataset[U] {
 	return narrow("mapPartitions", ds, func(tc *taskContext, p int, emit func([]U) error) error {
 		var out []U
 		var eerr, rerr error
@@ -132,7 +139,7 @@ func mapPartitions[T, U any](ds Dataset[T], fn func(part int, records func(func(
 				rerr = err
 			}
 		}
-		err := fn(p, seq, yield)
+		err := fn(tc, p, seq, yield)
 		if rerr != nil { // the input failed: fn saw part of it
 			return rerr
 		}

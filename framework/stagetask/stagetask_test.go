@@ -23,7 +23,7 @@ var (
 
 func sampleTask() *Task {
 	return &Task{Kind: Map, Job: "wordcount", Args: []byte{1, 2, 3}, Node: "reduceByKey@wc.go:12#0", Partition: 3,
-		JobID: 7, StageID: 2, StageAttempt: 1, Attempt: 99, Epoch: 5, ShuffleID: 4, NumReduces: 8, Executor: e2,
+		JobID: 7, StageID: 2, StageAttempt: 1, Attempt: 99, AttemptNumber: 2, Epoch: 5, ShuffleID: 4, NumReduces: 8, Executor: e2,
 		Reads: []Read{
 			{ShuffleID: 1, Reduce: 3, Groups: []mapoutput.FetchGroup{{Location: e1, Blocks: []mapoutput.Block{{MapIndex: 0, ReduceIndex: 3, Size: 10}, {MapIndex: 2, ReduceIndex: 3, Size: 5}}, Bytes: 15}}},
 			{ShuffleID: 2, Reduce: 3, Missing: &mapoutput.FetchFailure{ShuffleID: 2, MapIndex: 1, ReduceIndex: 3, Message: "no location"}},

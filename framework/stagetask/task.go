@@ -29,10 +29,13 @@ type Task struct {
 	StageID      int
 	StageAttempt int
 	Attempt      uint64 // the driver's id of this attempt
-	Epoch        int64
-	ShuffleID    int // Map: the shuffle written
-	NumReduces   int // Map: its reduce partitions
-	Reads        []Read
+	// AttemptNumber counts the earlier attempts of this task (0 for the
+	// first; Spark's TaskContext.attemptNumber).
+	AttemptNumber int
+	Epoch         int64
+	ShuffleID     int // Map: the shuffle written
+	NumReduces    int // Map: its reduce partitions
+	Reads         []Read
 	// Executor is where the task runs, as its map output's location.
 	Executor mapoutput.Location
 }
@@ -115,7 +118,7 @@ func Run(ctx context.Context, r Runner, t *Task, sh Shuffle) (Output, error) {
 // ErrBadEncoding is returned for bytes that do not decode.
 var ErrBadEncoding = errors.New("stagetask: bad encoding")
 
-const version = 3
+const version = 4
 
 // MarshalBinary encodes the task.
 func (t *Task) MarshalBinary() ([]byte, error) {
@@ -124,7 +127,7 @@ func (t *Task) MarshalBinary() ([]byte, error) {
 	e.Str(t.Job)
 	e.Bytes(t.Args)
 	e.Str(t.Node)
-	for _, v := range []int64{int64(t.Partition), t.JobID, int64(t.StageID), int64(t.StageAttempt), t.Epoch, int64(t.ShuffleID), int64(t.NumReduces)} {
+	for _, v := range []int64{int64(t.Partition), t.JobID, int64(t.StageID), int64(t.StageAttempt), t.Epoch, int64(t.ShuffleID), int64(t.NumReduces), int64(t.AttemptNumber)} {
 		e.Varint(v)
 	}
 	e.Uvarint(t.Attempt)
@@ -162,6 +165,7 @@ func (t *Task) UnmarshalBinary(data []byte) error {
 	out.StageID, out.StageAttempt = d.Int32(), d.Int32()
 	out.Epoch = d.Varint()
 	out.ShuffleID, out.NumReduces = d.Int32(), d.Int32()
+	out.AttemptNumber = d.Int32()
 	out.Attempt = d.Uvarint()
 	out.Executor = d.location()
 	n := d.Length()

@@ -1,0 +1,10 @@
+package runcases_test
+
+import (
+	"testing"
+
+	_ "github.com/flint-mesos/flint/framework/local"
+	"github.com/flint-mesos/flint/internal/threemode"
+)
+
+func TestMain(m *testing.M) { threemode.Main(m) }

@@ -223,8 +223,15 @@ var packageDir = func() string {
 	return filepath.Dir(file)
 }()
 
+// formatsDir holds the file formats (framework/formats/...), whose sources and sinks are
+// named after their caller, as this package's are.
+var formatsDir = filepath.Join(filepath.Dir(packageDir), "formats") + string(filepath.Separator)
+
 func inPackage(file string) bool {
-	return filepath.Dir(file) == packageDir && !strings.HasSuffix(file, "_test.go")
+	if strings.HasSuffix(file, "_test.go") {
+		return false
+	}
+	return filepath.Dir(file) == packageDir || strings.HasPrefix(file, formatsDir)
 }
 
 // newInfo names a new node of op with element type typ.

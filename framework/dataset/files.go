@@ -195,6 +195,11 @@ func openPart(tc *taskContext, p filePart) (io.ReadCloser, error) {
 		ctx = tc.ctx
 		cfg = framework.TaskConfig(tc.ctx)
 	}
+	return openPartWith(ctx, cfg, p)
+}
+
+// openPartWith is openPart with the configuration given (the driver's, at planning).
+func openPartWith(ctx context.Context, cfg *config.Config, p filePart) (io.ReadCloser, error) {
 	fs, err := storage.For(ctx, cfg, p.File.Path)
 	if err != nil {
 		return nil, err

@@ -51,14 +51,38 @@ func Compress(name string) SaveOption { return func(o *saveOptions) { o.codec = 
 // driver's working directory, and an executor that cannot open it fails the job at once
 // (ErrInputUnreadable).
 func SaveAsTextFile(ds Dataset[string], dir string, opts ...SaveOption) error {
+	return SaveFiles(ds, FileSink[string]{Op: "saveAsTextFile", Write: writeLines}, dir, opts...)
+}
+
+// FileSink is a file format's writer, for SaveFiles.
+type FileSink[T any] struct {
+	// Op names the action ("saveAsCSV").
+	Op string
+	// Ext ends each part file's name (".csv"), before the codec's extension.
+	Ext string
+	// SelfCompressed: the format compresses inside its files (Parquet), so Compress is an
+	// error.
+	SelfCompressed bool
+	// Write encodes one partition into w: it calls part with a function that gets the
+	// partition's records batch by batch, and flushes its encoder when part returns.
+	Write func(w io.Writer, part func(each func([]T) error) error) error
+}
+
+// SaveFiles writes every partition of ds as one part file under dir (part-00000<Ext>, …)
+// encoded by sink.Write, through the output commit protocol described at SaveAsTextFile,
+// with the same options.
+func SaveFiles[T any](ds Dataset[T], sink FileSink[T], dir string, opts ...SaveOption) error {
 	var o saveOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
 	c, err := codec.ByName(o.codec)
+	if err == nil && sink.SelfCompressed && c.NewWriter != nil {
+		err = fmt.Errorf("%s compresses inside its files: Compress(%q) does not apply", sink.Op, o.codec)
+	}
 	b := ds.n.b
 	if b.Driver() && err != nil {
-		b.fail(fmt.Errorf("dataset: SaveAsTextFile: %w", err))
+		b.fail(fmt.Errorf("dataset: %s: %w", sink.Op, err))
 	}
 	if b.Driver() || b.replay.captured == nil { // else an executor's replay is past its action
 		b.freeze(fmt.Sprintf("output:%d", b.actions), func() any { return absInputs([]string{dir})[0] }, &dir)
@@ -69,8 +93,8 @@ func SaveAsTextFile(ds Dataset[string], dir string, opts ...SaveOption) error {
 			b.fail(err)
 		}
 	}
-	pending, err := runAction(ds, "saveAsTextFile", nil, func(tc *taskContext, p int) (storage.Pending, error) {
-		return writePart(tc, ds, storage.Join(dir, fmt.Sprintf("part-%05d%s", p, c.Ext)), c, p)
+	pending, err := runAction(ds, sink.Op, nil, func(tc *taskContext, p int) (storage.Pending, error) {
+		return writePart(tc, ds, storage.Join(dir, fmt.Sprintf("part-%05d%s%s", p, sink.Ext, c.Ext)), c, p, sink.Write)
 	})
 	if !b.Driver() || w == nil {
 		return err
@@ -147,7 +171,8 @@ func abortOutput(ctx context.Context, w storage.Writable, dir string) error {
 }
 
 // writePart stages partition p's lines at path and returns the staged write.
-func writePart(tc *taskContext, ds Dataset[string], path string, c codec.Codec, p int) (storage.Pending, error) {
+func writePart[T any](tc *taskContext, ds Dataset[T], path string, c codec.Codec, p int,
+	write func(io.Writer, func(func([]T) error) error) error) (storage.Pending, error) {
 	ctx := tc.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -164,7 +189,9 @@ func writePart(tc *taskContext, ds Dataset[string], path string, c codec.Codec, 
 		}
 		return storage.Pending{}, fmt.Errorf("dataset: write output: %w", err)
 	}
-	err = writeLines(tc, ds, p, st, c)
+	err = writeCompressed(st, c, func(dst io.Writer) error {
+		return write(dst, func(each func([]T) error) error { return ds.n.run(tc, p, each) })
+	})
 	if err != nil {
 		st.Abort()
 		return storage.Pending{}, fmt.Errorf("dataset: write %s: %w", path, err)
@@ -172,18 +199,26 @@ func writePart(tc *taskContext, ds Dataset[string], path string, c codec.Codec, 
 	return st.Finish()
 }
 
-// writeLines writes partition p's lines into dst, compressed with c when it has a writer.
-func writeLines(tc *taskContext, ds Dataset[string], p int, dst io.Writer, c codec.Codec) error {
-	var cw io.WriteCloser
-	if c.NewWriter != nil {
-		var err error
-		if cw, err = c.NewWriter(dst); err != nil {
-			return err
-		}
-		dst = cw
+// writeCompressed runs write on dst, compressed with c when it has a writer.
+func writeCompressed(dst io.Writer, c codec.Codec, write func(io.Writer) error) error {
+	if c.NewWriter == nil {
+		return write(dst)
 	}
+	cw, err := c.NewWriter(dst)
+	if err != nil {
+		return err
+	}
+	err = write(cw)
+	if cerr := cw.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeLines writes a partition's lines into dst.
+func writeLines(dst io.Writer, part func(func([]string) error) error) error {
 	bw := bufio.NewWriterSize(dst, 256<<10)
-	err := ds.n.run(tc, p, func(lines []string) error {
+	err := part(func(lines []string) error {
 		for _, l := range lines {
 			bw.WriteString(l)
 			if err := bw.WriteByte('\n'); err != nil {
@@ -194,11 +229,6 @@ func writeLines(tc *taskContext, ds Dataset[string], p int, dst io.Writer, c cod
 	})
 	if err == nil {
 		err = bw.Flush()
-	}
-	if cw != nil {
-		if cerr := cw.Close(); err == nil {
-			err = cerr
-		}
 	}
 	return err
 }

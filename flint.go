@@ -105,7 +105,12 @@ type DriverOptions struct {
 	LogLevel   string
 	LogFormat  string
 	ProxyUser  string // --proxy-user: flint.proxyUser
-	Stderr     io.Writer
+	Name       string // --name: flint.app.name
+	// Program is flint.app.name's default: the program's name ("" for
+	// this executable's base name; flint submit --example sets the
+	// example's).
+	Program string
+	Stderr  io.Writer
 	// Check, if set, validates the job's arguments before any cluster
 	// starts (e.g. that input files exist); its error is a usage error.
 	Check func(args []string) error
@@ -122,6 +127,7 @@ func AddDriverFlags(cmd *cobra.Command, o *DriverOptions) {
 	f.StringVar(&o.ConfigFile, "config", "", "a configuration file (.yaml, .toml, .properties or .json)")
 	f.StringVar(&o.LogLevel, "log-level", "", "log level: trace, debug, info, warn, error (default from flint.log.level)")
 	f.StringVar(&o.LogFormat, "log-format", "", "log format: auto, text or json (default from flint.log.format)")
+	f.StringVar(&o.Name, "name", "", "the application's name in Mesos, the UI and the history server (flint.app.name; default: the program's name)")
 	f.StringVar(&o.ProxyUser, "proxy-user", "", "run the job's executors and tasks as this user while the framework registers as you (flint.proxyUser; needs flint.mesos.principal and the master's permission)")
 }
 
@@ -312,12 +318,21 @@ func setup(o DriverOptions) (*config.Config, *logrus.Logger, error) {
 		{Flag: "--log-level", Key: "flint.log.level", Value: o.LogLevel},
 		{Flag: "--log-format", Key: "flint.log.format", Value: o.LogFormat},
 		{Flag: "--proxy-user", Key: "flint.proxyUser", Value: o.ProxyUser},
+		{Flag: "--name", Key: "flint.app.name", Value: o.Name},
 	} {
 		if f.Value != "" {
 			flags = append(flags, f)
 		}
 	}
-	cfg, err := config.Load(config.LoadOptions{File: o.ConfigFile, Environ: os.Environ(), Conf: o.Conf, Flags: flags})
+	program := o.Program
+	if program == "" {
+		program = programName(os.Args[0])
+	}
+	var defaults map[string]string
+	if program != "" {
+		defaults = map[string]string{"flint.app.name": program}
+	}
+	cfg, err := config.Load(config.LoadOptions{File: o.ConfigFile, Environ: os.Environ(), Conf: o.Conf, Flags: flags, Defaults: defaults})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -329,6 +344,17 @@ func setup(o DriverOptions) (*config.Config, *logrus.Logger, error) {
 		log.Warn(w)
 	}
 	return cfg, log, nil
+}
+
+// programName is the name of the program at path, as flint.app.name's
+// default: its base name without ".exe"; "" for a test binary or go run's
+// temporary one, which name nothing the user chose.
+func programName(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".exe")
+	if name == "." || name == string(filepath.Separator) || strings.HasSuffix(name, ".test") {
+		return ""
+	}
+	return name
 }
 
 func startProgress(cfg *config.Config, fc *framework.Context, out io.Writer) *progress.Bar {

@@ -151,7 +151,11 @@ func (c *driverCore) endJob(setID string, ab *scheduler.TaskSetAborted, now time
 }
 
 func jobError(js *jobState, ab *scheduler.TaskSetAborted) *JobError {
-	je := &JobError{JobID: js.id, Job: js.job.Name, StageID: js.stage, Reason: ab.Reason, TaskIndex: -1, Cause: js.cause}
+	name := js.job.Name
+	if js.run != nil { // a stage of a job of stages: the job, then the stage
+		name = fmt.Sprintf("%s, stage %d.%d %s", js.run.job.description(), js.stage, js.dagSet.Attempt, js.job.Name)
+	}
+	je := &JobError{JobID: js.id, Job: name, StageID: js.stage, Reason: ab.Reason, TaskIndex: -1, Cause: js.cause}
 	if f := ab.LastFailure; f != nil {
 		je.FailureKind, je.Message, je.Stack = f.Kind.String(), f.Message, f.Stack
 		je.TaskIndex, je.Attempt = js.lastIndex, js.lastAttempt

@@ -42,6 +42,9 @@ type StageJob struct {
 	// Description names the job for listeners and the UI (Spec.Name when
 	// empty).
 	Description string
+	// ResultStage names the job's result stage ("count at dir/main.go:12",
+	// the action's call site); empty: its last node's name.
+	ResultStage string
 	// OnMapOutput, when set, gets the Output.Value of every successful map
 	// task of a stage this job's tasks run (a map stage another running
 	// job submitted reports to that job). It is called on the driver
@@ -54,6 +57,28 @@ func (j *StageJob) description() string {
 		return j.Description
 	}
 	return j.Spec.Name
+}
+
+// stageName names a stage for the stage list, the DAG picture and the
+// event log by its last operation, as Spark does: a map stage by the
+// operation whose shuffle it writes ("reduceByKey at wc.go:100"), the
+// result stage by the action ("saveAsTextFile at wc.go:115").
+func (r *stagesRun) stageName(ts *dagscheduler.TaskSet) string {
+	if ts.Kind == dagscheduler.MapTask {
+		for _, n := range r.job.Spec.Nodes {
+			for _, d := range n.Deps {
+				if d.Kind == dagscheduler.Shuffle && d.ShuffleID == ts.ShuffleID && n.Name != "" {
+					return n.Name
+				}
+			}
+		}
+	} else if r.job.ResultStage != "" {
+		return r.job.ResultStage
+	}
+	if n := r.nodes[ts.Node]; n != nil && n.Name != "" {
+		return n.Name
+	}
+	return r.job.description()
 }
 
 // stagesRun is a job of stages in flight.
@@ -172,7 +197,7 @@ func (c *driverCore) submitStages(job *StageJob, now time.Time) (*jobState, erro
 func (c *driverCore) submitRunSet(run *stagesRun, ts *dagscheduler.TaskSet, now time.Time) error {
 	n := len(ts.Partitions)
 	js := &jobState{id: run.umbrella.id, stage: ts.StageID, setID: setIDOf(ts.ID), dagSet: ts, run: run,
-		job:  &Job{Name: fmt.Sprintf("%s (stage %d.%d)", run.job.description(), ts.StageID, ts.Attempt), Pool: run.job.Spec.Pool, Tasks: make([]Task, n)},
+		job:  &Job{Name: run.stageName(ts), Pool: run.job.Spec.Pool, Tasks: make([]Task, n)},
 		done: make(chan struct{}), results: make([]Result, n), lastIndex: -1}
 	for i := range js.job.Tasks {
 		// the input is built at launch: it carries the blocks to read then

@@ -2,7 +2,9 @@ package mesosbackend
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -36,15 +38,25 @@ func DriverHost(configured string, m backend.Master) (string, error) {
 	if configured != "" {
 		return configured, nil
 	}
-	target := m.Address
+	target, what := m.Address, "the Mesos master's host"
 	if m.ZooKeeper != "" {
 		u, err := detector.ParseMaster(MasterURL(m))
 		if err != nil {
 			return "", err
 		}
-		target = u.ZKServers[0]
+		target, what = u.ZKServers[0], "the ZooKeeper server"
 	}
 	h, err := localip.Towards(target)
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		// the master's name is wrong, not the driver's address
+		host, _, serr := net.SplitHostPort(target)
+		if serr != nil {
+			host = target
+		}
+		return "", fmt.Errorf("%s %q in flint.master %s cannot be resolved (check the master's host name): %w",
+			what, host, redact.URL(MasterURL(m)), err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("cannot find a local address towards %s (set flint.driver.host): %w", target, err)
 	}

@@ -181,3 +181,25 @@ func TestTaskIDPrefix(t *testing.T) {
 		t.Errorf("two successors share the prefix %q", first)
 	}
 }
+
+// An unresolvable master host name is blamed on the master, not on
+// flint.driver.host (issue 23, item 9).
+func TestUnresolvableMasterIsBlamedOnTheMaster(t *testing.T) {
+	for raw, host := range map[string]string{
+		"mesos://no-such-master.invalid:5050":        "no-such-master.invalid",
+		"mesos://zk://no-such-zk.invalid:2181/mesos": "no-such-zk.invalid",
+	} {
+		m, err := backend.ParseMaster(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = DriverHost("", m)
+		if err == nil {
+			t.Fatalf("%s: resolved", raw)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, `"`+host+`" in flint.master`) || !strings.Contains(msg, "cannot be resolved") || strings.Contains(msg, "flint.driver.host") {
+			t.Errorf("%s: error %q should blame the master's host %s, not flint.driver.host", raw, msg, host)
+		}
+	}
+}

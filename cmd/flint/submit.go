@@ -43,6 +43,7 @@ func submitCommand() *cobra.Command {
 					return flint.Usage(err, o.Help)
 				}
 				o.Check = ex.Check
+				o.Program = example
 				return flint.RunDriver(cmd.Context(), o, dropDash(args), ex.Run)
 			}
 			if len(args) == 0 {
@@ -121,6 +122,7 @@ func runBinary(ctx context.Context, o flint.DriverOptions, bin string, args []st
 	add("log-level", o.LogLevel)
 	add("log-format", o.LogFormat)
 	add("proxy-user", o.ProxyUser)
+	add("name", o.Name)
 	for _, c := range o.Conf {
 		add("conf", c)
 	}

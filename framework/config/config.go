@@ -72,6 +72,7 @@ type Config struct {
 	fileEntries []fileEntry
 	over        [3]map[string]setting // env, flag, code; keyed by canonical name
 	warnings    []string
+	defaults    map[string]string // the program's own defaults (LoadOptions.Defaults)
 
 	reMu  sync.Mutex // guards the compiled flint.redaction.regex
 	re    *regexp.Regexp
@@ -110,6 +111,10 @@ type LoadOptions struct {
 	// Flags are command-line flags that set one key each (--master sets
 	// flint.master); errors name the flag. They override Conf.
 	Flags []FlagValue
+	// Defaults replace declared keys' defaults for this program (the
+	// driver's flint.app.name is its program's name); every layer
+	// overrides them.
+	Defaults map[string]string
 }
 
 // FlagValue is a command-line flag's value for one key.
@@ -124,20 +129,38 @@ type FlagValue struct {
 // layer it came from and what is expected.
 func Load(opts LoadOptions) (*Config, error) {
 	c := New()
+	var errs []error
+	for name, v := range opts.Defaults {
+		k, suffix := lookupKey(name)
+		if k == nil || suffix != "" {
+			errs = append(errs, fmt.Errorf("config: default for %s: %w", name, ErrUnknownKey))
+			continue
+		}
+		if c.defaults == nil {
+			c.defaults = map[string]string{}
+		}
+		c.defaults[canonical(k, "")] = v
+	}
 	if opts.File != "" {
 		if err := c.readFile(opts.File); err != nil {
 			return nil, err
 		}
 	}
-	var errs []error
 	for _, e := range c.fileEntries {
 		c.noteFileKey(e)
+		if err := typo(e.name, c.fileSource(e.name)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	c.loadEnv(opts.Environ)
 	for _, arg := range opts.Conf {
 		key, value, err := ParseConf(arg)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("config: %w", err))
+			continue
+		}
+		if err := typo(key, "--conf "+key); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		c.put(LayerFlag, key, value, "--conf "+key)
@@ -160,6 +183,28 @@ func (c *Config) noteFileKey(e fileEntry) {
 	if k, _ := lookupKey(e.name); k == nil {
 		c.warnUnknown(e.name, c.fileSource(e.name))
 	}
+}
+
+// ErrMisspelledKey: a flint.* key given in a --conf flag or a config
+// file names no key but is a small edit away from one with as many
+// segments: a typo that would
+// otherwise run the job in the wrong mode (unknown keys further from any
+// key only warn).
+var ErrMisspelledKey = errors.New("misspelled key")
+
+// typo is ErrMisspelledKey, with the key meant, when name is an unknown
+// flint.* key close to a known one.
+func typo(name, source string) error {
+	if k, _ := lookupKey(name); k != nil || !strings.HasPrefix(strings.ToLower(name), "flint.") {
+		return nil
+	}
+	s := suggest(name)
+	// a key one segment off (flint.app.name.x) is not a typo of it
+	if s == "" || strings.Count(s, ".") != strings.Count(name, ".") {
+		return nil
+	}
+	return fmt.Errorf("config: %s (from %s): %w: did you mean %s? (a key under flint. that Flint does not know only warns when no key is this close)",
+		name, source, ErrMisspelledKey, s)
 }
 
 func (c *Config) warnUnknown(name, source string) {
@@ -274,6 +319,9 @@ func (c *Config) effective(k *Key) (value, source string, err error) {
 			s, err := scalarString(raw)
 			return s, c.fileSource(k.Name), err
 		}
+	}
+	if v, ok := c.defaults[name]; ok {
+		return v, LayerDefault.String(), nil
 	}
 	return k.Default, LayerDefault.String(), nil
 }

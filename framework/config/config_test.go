@@ -264,23 +264,50 @@ func TestEnumCaseInsensitive(t *testing.T) {
 }
 
 func TestUnknownKeyWarnings(t *testing.T) {
-	file := writeFile(t, "f.yaml", "flint:\n  executor:\n    memroy: 2g\nother.key: 1\n")
-	c := mustLoad(t, LoadOptions{File: file, Conf: []string{"flint.executor.mem=1g", "flint.totally.different.thing=1"}})
+	file := writeFile(t, "f.yaml", "other.key: 1\n")
+	c := mustLoad(t, LoadOptions{File: file, Conf: []string{"flint.totally.different.thing=1"}})
 	w := strings.Join(c.Warnings(), "\n")
-	for _, want := range []string{
-		"config: ignoring unknown key flint.executor.memroy from config file " + file + ":3; did you mean flint.executor.memory?",
-		"config: ignoring unknown key flint.executor.mem from --conf flint.executor.mem; did you mean flint.executor.memory?",
-		"config: ignoring other.key from config file " + file + ":4: not a flint.* key",
-	} {
-		if !strings.Contains(w, want) {
-			t.Errorf("warnings lack %q:\n%s", want, w)
-		}
+	if want := "config: ignoring other.key from config file " + file + ":1: not a flint.* key"; !strings.Contains(w, want) {
+		t.Errorf("warnings lack %q:\n%s", want, w)
 	}
 	if !strings.Contains(w, "flint.totally.different.thing from --conf flint.totally.different.thing\n") && !strings.HasSuffix(w, "flint.totally.different.thing from --conf flint.totally.different.thing") {
 		t.Errorf("far-off key should have no suggestion:\n%s", w)
 	}
-	if c.Size("flint.executor.memory") != 1<<30 {
-		t.Errorf("misspelt keys must not set the real one")
+}
+
+// A flint.* key a typo away from a known one, in a --conf flag or a config
+// file, is an error naming the key meant (issue 23: a typo ran the job in
+// the wrong mode with only a warning); nothing of it is applied.
+func TestMisspelledKeyIsAnError(t *testing.T) {
+	file := writeFile(t, "f.yaml", "flint:\n  executor:\n    memroy: 2g\n")
+	_, err := Load(LoadOptions{File: file, Conf: []string{"flint.executor.mem=1g", "flint.mesos.corse=false"}})
+	if !errors.Is(err, ErrMisspelledKey) {
+		t.Fatalf("err = %v, want ErrMisspelledKey", err)
+	}
+	for _, want := range []string{
+		"config: flint.executor.memroy (from config file " + file + ":3): misspelled key: did you mean flint.executor.memory?",
+		"config: flint.executor.mem (from --conf flint.executor.mem): misspelled key: did you mean flint.executor.memory?",
+		"config: flint.mesos.corse (from --conf flint.mesos.corse): misspelled key: did you mean flint.mesos.coarse?",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+// LoadOptions.Defaults replace a key's declared default and every layer
+// overrides them.
+func TestProgramDefaults(t *testing.T) {
+	c := mustLoad(t, LoadOptions{Defaults: map[string]string{"flint.app.name": "wordcount"}})
+	if got := c.String("flint.app.name"); got != "wordcount" {
+		t.Errorf("flint.app.name = %q, want the program's default wordcount", got)
+	}
+	c = mustLoad(t, LoadOptions{Defaults: map[string]string{"flint.app.name": "wordcount"}, Conf: []string{"flint.app.name=nightly"}})
+	if got := c.String("flint.app.name"); got != "nightly" {
+		t.Errorf("flint.app.name = %q, want --conf's nightly", got)
+	}
+	if _, err := Load(LoadOptions{Defaults: map[string]string{"flint.no.such": "x"}}); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("a default for an unknown key: err = %v", err)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 func ExampleLoad() {
 	c, err := config.Load(config.LoadOptions{
 		Environ: []string{"FLINT_EXECUTOR_MEMORY=2048", "FLINT_EXECUTORENV_JAVA_HOME=/opt/jdk"},
-		Conf:    []string{"flint.master=local[4]", "flint.locality.wait=500ms", "flint.executor.memroy=4g"},
+		Conf:    []string{"flint.master=local[4]", "flint.locality.wait=500ms", "flint.myteam.owner=alice"},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -21,5 +21,5 @@ func ExampleLoad() {
 	// Output:
 	// local[4] 2048 MiB 500ms
 	// map[JAVA_HOME:/opt/jdk]
-	// [config: ignoring unknown key flint.executor.memroy from --conf flint.executor.memroy; did you mean flint.executor.memory?]
+	// [config: ignoring unknown key flint.myteam.owner from --conf flint.myteam.owner]
 }

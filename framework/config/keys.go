@@ -98,7 +98,7 @@ var table = []Key{
 	{Name: "flint.master", Kind: KindMaster, Default: "embedded", Group: GroupApplication,
 		Doc: "Where tasks run: `embedded` (an in-process minimesos master with agents whose executors are real processes; see flint.embedded.*), `mesos://host:port` or `mesos://zk://host:2181,host2:2181/mesos` for a Mesos cluster, or `local`, `local[N]`, `local[*]`, `local[N,F]` (F task attempts) to run tasks in the driver process."},
 	{Name: "flint.app.name", Kind: KindString, Default: "flint", Group: GroupApplication,
-		Doc: "Application name shown by Mesos and in logs."},
+		Doc: "Application name shown by Mesos, in logs, the UI and the history server's list; `--name` on `flint submit` and on a job binary sets it. Default: the program's name (the example's for `flint submit --example`, the job binary's, the source directory's for `flint submit DIR`); `flint` only where no program name is known."},
 	{Name: "flint.executorEnv.", Kind: KindString, Prefix: true, Group: GroupApplication,
 		Doc: "`flint.executorEnv.NAME=value` sets environment variable NAME (case kept) for executors; sent as the Mesos `Environment`."},
 	{Name: "flint.redaction.regex", Kind: KindString, Default: DefaultRedactionRegex, Group: GroupApplication, Check: checkRegex, Expect: "a regular expression (Go syntax)",

@@ -27,8 +27,11 @@ value comes from the highest of these layers that sets it:
 5. values set in code (` + "`Config.Set`" + `).
 
 Every effective value is checked when the configuration is loaded; an error names the key, the
-value, where it came from and what is expected. Unknown ` + "`flint.*`" + ` keys are reported as warnings
-with the closest known key.
+value, where it came from and what is expected. A ` + "`flint.*`" + ` key in a ` + "`--conf`" + ` flag or the config
+file that Flint does not know but that is a typo away from a known key (a small edit distance,
+as many dots) is an error naming the key meant (` + "`flint.mesos.corse`" + `: did you mean
+` + "`flint.mesos.coarse`" + `?); other unknown keys are reported as warnings, with the closest known key
+when there is one.
 
 **Sizes** are Spark byte strings with binary units: ` + "`100b`, `1k`, `512m`, `2g`, `1t`" + `
 (case-insensitive, ` + "`mb`" + `-style suffixes accepted). A bare number is in the unit the key states.

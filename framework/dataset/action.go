@@ -50,7 +50,7 @@ func runAction[T, R any](ds Dataset[T], op string, parts []int, perPart func(tc 
 		b.err = fmt.Errorf("%w: %w", errActionFailed, b.buildErr)
 		return nil, b.err
 	}
-	encoded, err := b.run.runJob(b, idx, op, ds.n, parts)
+	encoded, err := b.run.runJob(b, idx, actionName(), ds.n, parts)
 	if err != nil {
 		b.err = fmt.Errorf("%w: %s: %w", errActionFailed, op, err)
 		return nil, b.err

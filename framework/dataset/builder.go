@@ -218,6 +218,44 @@ func callSite() string {
 	}
 }
 
+// actionName is the action a user called and where, as Spark names a
+// job: "countByKey at dir/main.go:114". The action is the exported
+// function of this package the first caller outside it called (an action
+// built on another, as CountByKey on Collect, is named for itself).
+func actionName() string {
+	pcs := make([]uintptr, 32)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	api := ""
+	for {
+		f, more := frames.Next()
+		if !inPackage(f.File) {
+			site := filepath.Base(filepath.Dir(f.File)) + "/" + filepath.Base(f.File) + fmt.Sprintf(":%d", f.Line)
+			return apiName(api) + " at " + site
+		}
+		api = f.Function
+		if !more {
+			return apiName(api) + " at unknown"
+		}
+	}
+}
+
+// apiName is the lower-camel name of function fn ("…/dataset.CountByKey[…]"
+// is "countByKey"; a method's is its own; closures are their function's).
+func apiName(fn string) string {
+	fn = fn[strings.LastIndex(fn, "/")+1:]
+	fn = strings.ReplaceAll(fn, "[...]", "")
+	parts := strings.Split(fn, ".")[1:] // drop the package
+	for len(parts) > 1 && (strings.HasPrefix(parts[len(parts)-1], "func") || strings.HasPrefix(parts[len(parts)-1], "gowrap")) {
+		parts = parts[:len(parts)-1]
+	}
+	if len(parts) == 0 || parts[len(parts)-1] == "" {
+		return "action"
+	}
+	name := parts[len(parts)-1]
+	return strings.ToLower(name[:1]) + name[1:]
+}
+
 var packageDir = func() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Dir(file)

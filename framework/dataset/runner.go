@@ -68,9 +68,9 @@ type jobWire struct {
 	BroadcastSeq uint64
 }
 
-// runJob runs action idx over final for parts (nil: all) and returns each
-// partition's encoded result in order.
-func (r *runner) runJob(b *Builder, idx int, op string, final node, parts []int) ([][]byte, error) {
+// runJob runs action idx (named: "count at dir/main.go:12") over final for
+// parts (nil: all) and returns each partition's encoded result in order.
+func (r *runner) runJob(b *Builder, idx int, action string, final node, parts []int) ([][]byte, error) {
 	if err := b.flushLazy(); err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (r *runner) runJob(b *Builder, idx int, op string, final node, parts []int)
 	var mu sync.Mutex
 	var mapOuts [][]byte
 	job := &framework.StageJob{Spec: b.jobSpec(final, parts, runPrefix(r.runID)), Args: args.Bytes(),
-		Description: fmt.Sprintf("%s: %s at %s", b.job, op, final.info().site),
+		Description: b.job + ": " + action, ResultStage: action,
 		// map tasks' accumulator updates, applied once per successful
 		// map task (Spark's rule for transformations)
 		OnMapOutput: func(_, _ int, v []byte) {

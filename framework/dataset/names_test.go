@@ -1,0 +1,100 @@
+package dataset_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flint-mesos/flint/framework/dataset"
+	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/internal/waitfor"
+)
+
+// names records job and stage names by job, in submission order.
+type names struct {
+	mu     sync.Mutex
+	jobs   map[int64]string
+	stages map[int64][]string
+	ended  int
+}
+
+func (l *names) OnEvent(e event.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch e := e.(type) {
+	case event.JobStart:
+		l.jobs[e.JobID] = e.Name
+	case event.StageSubmitted:
+		l.stages[e.JobID] = append(l.stages[e.JobID], e.Name)
+	case event.JobEnd:
+		l.ended++
+	}
+}
+
+// namedJob's marked lines are where the test expects names to point.
+var namedJob = dataset.Job("test.names", func(b *dataset.Builder, dir string) error {
+	words := dataset.Parallelize(b, []string{"a", "b", "a", "c"}, 2)
+	kv := dataset.Map(words, func(w string) dataset.KV[string, int] { return dataset.KV[string, int]{Key: w, Value: 1} })
+	counts := dataset.ReduceByKey(kv, func(x, y int) int { return x + y }, 2) // mark:reduce
+	lines := dataset.Map(counts, func(kv dataset.KV[string, int]) string { return fmt.Sprint(kv.Key, kv.Value) })
+	if _, err := dataset.CountByKey(kv); err != nil { // mark:countByKey
+		return err
+	}
+	return dataset.SaveAsTextFile(lines, dir) // mark:save
+})
+
+// markedLines finds the "// mark:NAME" comments of this file by reading
+// it, so the expected sites do not come from the code under test.
+func markedLines(t *testing.T) map[string]int {
+	t.Helper()
+	f, err := os.Open("names_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		if _, mark, ok := strings.Cut(sc.Text(), "// mark:"); ok {
+			out[mark] = n
+		}
+	}
+	return out
+}
+
+// A job is named for its action's call site (CountByKey as countByKey, not
+// the collect it runs on); a map stage for the operation whose shuffle it
+// writes, a result stage for the action (issue 23, item 5).
+func TestJobsAndStagesAreNamedForTheirCallSites(t *testing.T) {
+	fc := localContext(t)
+	l := &names{jobs: map[int64]string{}, stages: map[int64][]string{}}
+	fc.AddListener(l)
+	if _, err := namedJob.Run(context.Background(), fc, filepath.Join(t.TempDir(), "out")); err != nil {
+		t.Fatal(err)
+	}
+	waitfor.True(t, 10*time.Second, "two jobs ended", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.ended == 2 })
+	m := markedLines(t)
+	at := func(op, mark string) string { return fmt.Sprintf("%s at dataset/names_test.go:%d", op, m[mark]) }
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if got, want := l.jobs[0], "test.names: "+at("countByKey", "countByKey"); got != want {
+		t.Errorf("job 0 is named %q, want %q", got, want)
+	}
+	if got, want := l.jobs[1], "test.names: "+at("saveAsTextFile", "save"); got != want {
+		t.Errorf("job 1 is named %q, want %q", got, want)
+	}
+	// CountByKey's own shuffle is made on the user's line, as Spark names
+	// the RDDs an action builds
+	if got, want := strings.Join(l.stages[0], " | "), at("reduceByKey", "countByKey")+" | "+at("countByKey", "countByKey"); got != want {
+		t.Errorf("job 0's stages are %q, want %q", got, want)
+	}
+	if got, want := strings.Join(l.stages[1], " | "), at("reduceByKey", "reduce")+" | "+at("saveAsTextFile", "save"); got != want {
+		t.Errorf("job 1's stages are %q, want %q", got, want)
+	}
+}

@@ -249,17 +249,28 @@ func (c *Context) ActiveStages() []progress.StageStatus { return c.driver.active
 type Explanation struct {
 	scheduler.Explanation
 	Offers []placement.Filtered
+	// SlotsBusy: the task only waits for a busy slot (every executor's
+	// free cores are fewer than flint.task.cpus); Slots is how many tasks
+	// the executors run at once. Offers then explain nothing.
+	SlotsBusy bool
+	Slots     int
 }
 
 // Explain says why task index of an active stage is not running yet.
 func (c *Context) Explain(stageID, index int) (Explanation, error) {
-	e, err := c.driver.explain(stageID, index)
+	e, busy, slots, err := c.driver.explain(stageID, index)
 	if err != nil {
 		return Explanation{}, err
 	}
-	x := Explanation{Explanation: e}
+	x := Explanation{Explanation: e, Slots: slots}
 	switch e.Reason {
 	case scheduler.ReasonSucceeded, scheduler.ReasonRunning, scheduler.ReasonZombie:
+	case scheduler.ReasonNoOfferFits, scheduler.ReasonOffersUsedUp, scheduler.ReasonPending:
+		if busy {
+			x.SlotsBusy = true
+			break
+		}
+		fallthrough
 	default:
 		if oe, ok := backend.As[backend.OfferExplainer](c.backend); ok {
 			x.Offers = oe.OfferFilters()

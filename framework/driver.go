@@ -259,9 +259,12 @@ func (d *driver) activeStages() []progress.StageStatus {
 	return out
 }
 
-func (d *driver) explain(stageID, index int) (ex scheduler.Explanation, err error) {
-	d.query(func(c *driverCore, now time.Time) { ex, err = c.explain(stageID, index, now) })
-	return ex, err
+func (d *driver) explain(stageID, index int) (ex scheduler.Explanation, busy bool, slots int, err error) {
+	d.query(func(c *driverCore, now time.Time) {
+		ex, err = c.explain(stageID, index, now)
+		busy, slots = c.slotsBusy()
+	})
+	return ex, busy, slots, err
 }
 
 // ExecutorUp implements Driver.

@@ -203,6 +203,21 @@ func (c *driverCore) explain(stageID, index int, now time.Time) (scheduler.Expla
 	return scheduler.Explanation{}, fmt.Errorf("framework: stage %d is not active", stageID)
 }
 
+// slotsBusy reports whether every executor's free cores are too few for a
+// task (a pending task then merely waits for a running one to end) and
+// how many tasks the executors run at once.
+func (c *driverCore) slotsBusy() (busy bool, slots int) {
+	cpus := max(c.taskCPUs, 1)
+	busy = len(c.execs) > 0
+	for _, e := range c.execs {
+		slots += e.cores / cpus
+		if e.cores-e.busy >= cpus {
+			busy = false
+		}
+	}
+	return busy, slots
+}
+
 // firstLine is a message's first line, for a log line that stands for it
 // (a dead executor's report carries its stderr below).
 func firstLine(s string) string {

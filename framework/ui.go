@@ -276,6 +276,9 @@ func (c *Context) explainForUI(stageID, index int) (webui.Explanation, error) {
 	if err != nil {
 		return webui.Explanation{}, err
 	}
+	if e.SlotsBusy {
+		return webui.Explanation{Reason: webui.ReasonSlotsBusy, Detail: fmt.Sprintf("every slot busy (%d slots): it waits for a running task to end", e.Slots), Slots: e.Slots}, nil
+	}
 	detail := e.Detail
 	if offers := placement.Summary(e.Offers); len(offers) > 0 {
 		detail += "; offers did not fit: " + strings.Join(offers, "; ")

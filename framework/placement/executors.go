@@ -170,7 +170,12 @@ func carve(r *ExecutorRequest, c *candidate, coresLeft, gpusLeft int) (ExecutorL
 	switch {
 	case cores < r.TaskCPUs || float64(cores) > cpus:
 		need := max(r.ExecutorCores, r.TaskCPUs)
-		return unfit(CPUsShort, fmt.Sprintf("cpus %g < %d needed (flint.executor.cores=%d, flint.task.cpus=%d)", c.cpus, need, r.ExecutorCores, r.TaskCPUs))
+		// effective values only: an unset key's zero reads as a misconfiguration
+		set := fmt.Sprintf("flint.executor.cores=%d, flint.task.cpus=%d", r.ExecutorCores, r.TaskCPUs)
+		if r.ExecutorCores == 0 {
+			set = fmt.Sprintf("flint.task.cpus=%d; flint.executor.cores unset: an executor takes the offer's whole cpus", r.TaskCPUs)
+		}
+		return unfit(CPUsShort, fmt.Sprintf("cpus %g < %d needed (%s)", c.cpus, need, set))
 	case cores > coresLeft:
 		c.full = true
 		return ExecutorLaunch{}, false

@@ -190,21 +190,9 @@ func (s *server) stagePage(w http.ResponseWriter, r *http.Request, st *uistore.S
 	}
 	tasks, _ := st.Tasks(k, uistore.TaskQuery{Length: -1}, p.Now)
 	var pending []pendingRow
-	more := 0
+	more, pendingSummary := 0, ""
 	if s.o.Explain != nil && p.Live {
-		idx := st.PendingIndices(k)
-		if len(idx) > maxPendingShown {
-			idx, more = idx[:maxPendingShown], len(idx)-maxPendingShown
-		}
-		for _, i := range idx {
-			row := pendingRow{Index: i}
-			if e, err := s.o.Explain(id, i); err != nil {
-				row.Reason, row.Detail = "UNKNOWN", err.Error()
-			} else {
-				row.Reason, row.Detail = e.Reason, e.Detail
-			}
-			pending = append(pending, row)
-		}
+		pending, more, pendingSummary = s.explainPending(st, k)
 	}
 	var stages []uistore.StageData
 	if j, err := st.Job(sd.JobID); err == nil {
@@ -217,13 +205,51 @@ func (s *server) stagePage(w http.ResponseWriter, r *http.Request, st *uistore.S
 	p.Data = struct {
 		Stage       uistore.StageData
 		Tasks       []uistore.TaskData
-		Pending     []pendingRow
-		PendingMore int
-		DAG         dag
-		Summary     []summaryRow
-		Succeeded   int
-	}{sd, tasks, pending, more, layoutDAG(stages, id, p.Base), summary, sd.NumCompleteTasks}
+		Pending        []pendingRow
+		PendingMore    int
+		PendingSummary string
+		DAG            dag
+		Summary        []summaryRow
+		Succeeded      int
+	}{sd, tasks, pending, more, pendingSummary, layoutDAG(stages, id, p.Base), summary, sd.NumCompleteTasks}
 	s.render(w, "stage", p)
+}
+
+// explainPending says why a live stage's pending tasks (the first
+// maxPendingShown) are not placed: one line when they all wait for the
+// same reason (every slot busy is the usual one: nothing is wrong), else a
+// row per task.
+func (s *server) explainPending(st *uistore.Store, k uistore.StageKey) (rows []pendingRow, more int, summary string) {
+	idx := st.PendingIndices(k)
+	waiting := len(idx)
+	if len(idx) > maxPendingShown {
+		idx, more = idx[:maxPendingShown], len(idx)-maxPendingShown
+	}
+	same, slots := true, 0
+	for _, i := range idx {
+		row := pendingRow{Index: i}
+		if e, err := s.o.Explain(k.ID, i); err != nil {
+			row.Reason, row.Detail = "UNKNOWN", err.Error()
+		} else {
+			row.Reason, row.Detail, slots = e.Reason, e.Detail, e.Slots
+		}
+		same = same && (len(rows) == 0 || rows[0].Reason == row.Reason && rows[0].Detail == row.Detail)
+		rows = append(rows, row)
+	}
+	switch {
+	case len(rows) == 0 || !same:
+		return rows, more, ""
+	case rows[0].Reason == ReasonSlotsBusy:
+		return nil, 0, fmt.Sprintf("every slot busy, %s waiting, %s", plural(waiting, "task"), plural(slots, "slot"))
+	}
+	return nil, 0, fmt.Sprintf("%s waiting, all for one reason: %s: %s", plural(waiting, "task"), rows[0].Reason, rows[0].Detail)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func (s *server) executorsPage(w http.ResponseWriter, r *http.Request, st *uistore.Store, p *page) {

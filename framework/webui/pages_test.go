@@ -133,3 +133,15 @@ func TestExecutorLogsMaskTheFetchToken(t *testing.T) {
 		}
 	}
 }
+
+// Pending tasks that all wait for a busy slot are one line, not a row each
+// (issue 23, item 6); tasks waiting for different reasons keep their rows.
+func TestPendingTasksWaitingForSlotsAreSummarised(t *testing.T) {
+	srv := serve(t, Options{Explain: func(stage, index int) (Explanation, error) {
+		return Explanation{Reason: ReasonSlotsBusy, Detail: "every slot busy (4 slots)", Slots: 4}, nil
+	}})
+	_, body := get(t, srv, "/stages/stage/?id=2&attempt=0")
+	if !strings.Contains(body, `<p id="pending-summary">every slot busy, 2 tasks waiting, 4 slots</p>`) || strings.Contains(body, `id="pending"`) {
+		t.Errorf("stage page should summarise the two waiting tasks in one line:\n%s", body)
+	}
+}

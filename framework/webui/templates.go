@@ -54,7 +54,7 @@ var pageTemplates = map[string]string{
 	"stage": `{{define "content"}}{{with .Data.Stage}}<h1>Stage {{.StageID}} (attempt {{.AttemptID}}): {{.Name}}</h1>
 <dl class="summary"><dt>Status</dt><dd class="status {{.Status}}">{{.Status}}</dd><dt>Job</dt><dd><a href="{{$.Base}}jobs/job/?id={{.JobID}}">{{.JobID}}</a></dd><dt>Tasks</dt><dd>{{template "bar" (stageBar .)}}</dd><dt>Total run time</dt><dd>{{fmtMillis .ExecutorRunTime}}</dd><dt>Result size</dt><dd>{{fmtBytes .ResultSize}}</dd><dt>Input</dt><dd>{{fmtBytes .InputBytes}}</dd><dt>Shuffle read / write</dt><dd>{{fmtBytes .ShuffleReadBytes}} / {{fmtBytes .ShuffleWriteBytes}}</dd>{{if .FailureReason}}<dt>Failure</dt><dd class="err">{{.FailureReason}}</dd>{{end}}</dl>{{end}}
 <h2>DAG</h2>{{template "dag" .Data.DAG}}
-{{if .Data.Pending}}<h2>Pending tasks: why not placed</h2><table id="pending"><thead><tr><th>Index</th><th>Reason</th><th>Detail</th></tr></thead><tbody>
+{{with .Data.PendingSummary}}<h2>Pending tasks: why not placed</h2><p id="pending-summary">{{.}}</p>{{end}}{{if .Data.Pending}}<h2>Pending tasks: why not placed</h2><table id="pending"><thead><tr><th>Index</th><th>Reason</th><th>Detail</th></tr></thead><tbody>
 {{range .Data.Pending}}<tr data-index="{{.Index}}"><td>{{.Index}}</td><td class="reason">{{.Reason}}</td><td>{{.Detail}}</td></tr>{{end}}{{if .Data.PendingMore}}<tr><td colspan="3" class="muted">{{.Data.PendingMore}} more pending tasks not shown.</td></tr>{{end}}</tbody></table>{{end}}
 {{if .Data.Summary}}<h2>Summary metrics for {{.Data.Succeeded}} succeeded tasks</h2>
 <table id="summary"><thead><tr><th>Metric</th><th class="num">Min</th><th class="num">25th percentile</th><th class="num">Median</th><th class="num">75th percentile</th><th class="num">Max</th></tr></thead><tbody>

@@ -34,7 +34,15 @@ func (s Single) Store(id string) (*uistore.Store, bool) {
 // Explanation is why a pending task is not running yet.
 type Explanation struct {
 	Reason, Detail string
+	// Slots, with ReasonSlotsBusy, is how many tasks the executors run at
+	// once.
+	Slots int
 }
+
+// ReasonSlotsBusy is the Reason of a task that only waits for a slot:
+// every executor's cores are taken by running tasks. A stage page
+// summarises such tasks in one line.
+const ReasonSlotsBusy = "SLOTS_BUSY"
 
 // Sandbox is where an executor's sandbox lives: the agent's base URL
 // (serving Mesos' /files/read) and the sandbox directory on it.

@@ -203,8 +203,8 @@ func (s *server) stagePage(w http.ResponseWriter, r *http.Request, st *uistore.S
 		summary = summaryRows(d)
 	}
 	p.Data = struct {
-		Stage       uistore.StageData
-		Tasks       []uistore.TaskData
+		Stage          uistore.StageData
+		Tasks          []uistore.TaskData
 		Pending        []pendingRow
 		PendingMore    int
 		PendingSummary string

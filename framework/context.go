@@ -239,8 +239,9 @@ func (c *Context) SetProgress(p Progress) { c.progress = p }
 // AddListener delivers events posted from now on to l.
 func (c *Context) AddListener(l event.Listener) { c.bus.AddListener(l) }
 
-// ActiveStages reports the progress of running stages and of the last few
-// ended ones (Ended set, final counts): the progress bar's source.
+// ActiveStages reports the progress of running stages and, once each, of
+// the stages that ended since the last call (Ended set, final counts;
+// Succeeded when they completed): the progress bar's source.
 func (c *Context) ActiveStages() []progress.StageStatus { return c.driver.activeStages() }
 
 // Explanation says why a task is where it is: the scheduling core's

@@ -126,7 +126,7 @@ func (c *driverCore) endJob(setID string, ab *scheduler.TaskSetAborted, now time
 	js.ended = true
 	delete(c.jobs, setID)
 	delete(c.byID, js.id)
-	c.stageEnded(js.stage)
+	c.stageEnded(js.stage, ab == nil)
 	reason := ""
 	if ab != nil {
 		js.err = jobError(js, ab)
@@ -163,14 +163,15 @@ func jobError(js *jobState, ab *scheduler.TaskSetAborted) *JobError {
 	return je
 }
 
-// keepEndedStages is how many ended stages the status tracker still reports
-// (Ended set), so the progress display learns their final counts.
-const keepEndedStages = 8
+// keepEndedStages bounds the ended stages the status tracker keeps until
+// it reports them (when nothing polls it).
+const keepEndedStages = 1000
 
-// stageEnded marks a stage ended and forgets the oldest ended ones.
-func (c *driverCore) stageEnded(stage int) {
+// stageEnded marks a stage ended (succeeded: every partition's output is
+// in) and forgets the oldest ended ones beyond keepEndedStages.
+func (c *driverCore) stageEnded(stage int, succeeded bool) {
 	if st := c.stages[stage]; st != nil {
-		st.Ended = true
+		st.Ended, st.Succeeded = true, succeeded
 	}
 	c.ended = append(c.ended, stage)
 	if len(c.ended) > keepEndedStages {
@@ -180,12 +181,18 @@ func (c *driverCore) stageEnded(stage int) {
 }
 
 // activeStages is the status tracker behind the progress bar: running
-// stages and the last few ended ones.
+// stages, and each ended stage once, with its final counts (however many
+// end between two polls: a stage that vanished unreported would be
+// printed with stale counts).
 func (c *driverCore) activeStages() []progress.StageStatus {
 	out := make([]progress.StageStatus, 0, len(c.stages))
 	for _, st := range c.stages {
 		out = append(out, *st)
 	}
+	for _, id := range c.ended {
+		delete(c.stages, id)
+	}
+	c.ended = c.ended[:0]
 	sort.Slice(out, func(i, j int) bool { return out[i].StageID < out[j].StageID })
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/framework/stagetask"
+	"github.com/flint-mesos/flint/internal/plural"
 )
 
 // A job of stages (Context.RunStages) runs in the driver loop: the DAG
@@ -92,6 +93,11 @@ type stagesRun struct {
 	aborted               *scheduler.TaskSetAborted
 	abortedStage          int
 	abortedIndex, attempt int
+	// stage attempts and tasks submitted, since submitted; summary is the
+	// job's one line at its successful end
+	stageRuns, tasks int
+	submitted        time.Time
+	summary          string
 }
 
 // RunStages runs a job of stages and returns each result partition's value
@@ -130,6 +136,8 @@ func (c *Context) RunStages(ctx context.Context, job *StageJob) ([][]byte, error
 	if js.err != nil {
 		return nil, js.err
 	}
+	// after the progress display's last lines for the job's stages
+	c.log.WithField("job", js.id).Info(js.run.summary)
 	out := make([][]byte, len(js.results))
 	for i, r := range js.results {
 		out[i] = r.Output
@@ -154,7 +162,7 @@ func (c *driverCore) submitStages(job *StageJob, now time.Time) (*jobState, erro
 	if c.stopped {
 		return nil, ErrStopped
 	}
-	run := &stagesRun{job: job, nodes: make(map[dagscheduler.NodeID]*dagscheduler.Node, len(job.Spec.Nodes))}
+	run := &stagesRun{job: job, nodes: make(map[dagscheduler.NodeID]*dagscheduler.Node, len(job.Spec.Nodes)), submitted: now}
 	for i := range job.Spec.Nodes {
 		run.nodes[job.Spec.Nodes[i].ID] = &job.Spec.Nodes[i]
 		for _, d := range job.Spec.Nodes[i].Deps {
@@ -208,12 +216,14 @@ func (c *driverCore) submitRunSet(run *stagesRun, ts *dagscheduler.TaskSet, now 
 		return fmt.Errorf("framework: submit stage %d of job %q: %w", ts.StageID, run.job.Spec.Name, err)
 	}
 	c.jobs[js.setID] = js
+	run.stageRuns++
+	run.tasks += n
 	c.stages[js.stage] = newStageStatus(js, now)
 	if c.listening() {
 		c.out.events = append(c.out.events, event.StageSubmitted{Time: now, JobID: js.id, StageID: js.stage, Name: js.job.Name, NumTasks: n,
 			Attempt: ts.Attempt, ParentIDs: c.stageParents(ts)})
 	}
-	c.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage, "attempt": ts.Attempt, "tasks": n}).Infof("stage %d.%d of job %d (%s) submitted", js.stage, ts.Attempt, js.id, run.job.description())
+	c.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage, "attempt": ts.Attempt, "tasks": n}).Debugf("stage %d.%d of job %d (%s) submitted", js.stage, ts.Attempt, js.id, run.job.description())
 	return nil
 }
 
@@ -393,7 +403,7 @@ func (c *driverCore) endRunSet(js *jobState, reason string, now time.Time) {
 	}
 	js.ended = true
 	delete(c.jobs, js.setID)
-	c.stageEnded(js.stage)
+	c.stageEnded(js.stage, reason == "")
 	if c.listening() {
 		c.out.events = append(c.out.events, event.StageCompleted{Time: now, JobID: js.id, StageID: js.stage, Attempt: js.stageAttempt(), FailureReason: reason})
 	}
@@ -418,7 +428,9 @@ func (c *driverCore) endRun(run *stagesRun, reason string, failed bool, now time
 		um.results = nil
 		c.log.WithField("job", um.id).Debugf("job %d (%s) failed: %s", um.id, um.job.Name, reason)
 	} else {
-		c.log.WithField("job", um.id).Infof("job %d (%s) finished", um.id, um.job.Name)
+		run.summary = fmt.Sprintf("job %d (%s) finished in %v: %s, %s", um.id, um.job.Name,
+			now.Sub(run.submitted).Round(time.Millisecond), plural.N(run.stageRuns, "stage"), plural.N(run.tasks, "task"))
+		c.log.WithField("job", um.id).Debug(run.summary)
 	}
 	c.out.done = append(c.out.done, um)
 	if c.listening() {

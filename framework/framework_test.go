@@ -327,22 +327,34 @@ func waitFor(t *testing.T, cond func() bool) {
 	waitfor.True(t, 10*time.Second, "the condition", cond)
 }
 
+// Each ended stage is reported once with its final counts, however many
+// end between two polls (issue 23, item 7: stages evicted unreported were
+// printed as "ended, 0/1 tasks done").
 func TestEndedStagesReportFinalCounts(t *testing.T) {
 	fc := newContext(t, "flint.master=local[2]")
 	if _, err := framework.Map(context.Background(), fc, square, ints(12)); err != nil {
 		t.Fatal(err)
 	}
 	st := fc.ActiveStages()
-	if len(st) != 1 || !st[0].Ended || st[0].Completed != 12 || st[0].NumTasks != 12 || st[0].Active != 0 {
+	if len(st) != 1 || !st[0].Ended || !st[0].Succeeded || st[0].Completed != 12 || st[0].NumTasks != 12 || st[0].Active != 0 {
 		t.Fatalf("stages after the job = %+v, want stage 0 ended with 12/12 done", st)
+	}
+	if again := fc.ActiveStages(); len(again) != 0 {
+		t.Fatalf("stages reported again: %+v", again)
 	}
 	for i := 0; i < 10; i++ {
 		if _, err := framework.Map(context.Background(), fc, square, ints(1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := len(fc.ActiveStages()); n != 8 {
-		t.Fatalf("%d stages reported after 11 jobs, want the last 8 ended ones", n)
+	st = fc.ActiveStages()
+	if len(st) != 10 {
+		t.Fatalf("%d stages reported after 10 more jobs, want each of the 10 ended ones", len(st))
+	}
+	for _, s := range st {
+		if !s.Ended || !s.Succeeded || s.Completed != 1 {
+			t.Errorf("stage %+v, want ended, succeeded, 1/1", s)
+		}
 	}
 }
 

@@ -22,6 +22,9 @@ type StageStatus struct {
 	// Ended marks a stage that will run no more tasks (its job finished or
 	// failed); a Source reports it once more with its final counts.
 	Ended bool
+	// Succeeded, with Ended: the stage attempt completed (every partition's
+	// output is in, some perhaps computed by an earlier attempt).
+	Succeeded bool
 }
 
 // Source returns the active (submitted, unfinished) stages, and may return an ended stage
@@ -61,6 +64,7 @@ type Bar struct {
 	printed   map[int]StageStatus // plain: status of each stage when last printed
 	lastPlain time.Time           // plain: when lines were last printed
 	onRefresh func()              // test hook, called after each tick's refresh
+	endsOnly  bool                // plain: this refresh prints ended stages only (FinishAll)
 	started   bool
 	stopped   bool
 	stop      chan struct{}
@@ -256,6 +260,9 @@ func (b *Bar) printPlain(now time.Time, ended, visible []StageStatus, force bool
 		fmt.Fprintln(b.out, PlainFinal(s))
 		delete(b.printed, s.StageID)
 	}
+	if b.endsOnly {
+		return
+	}
 	if !force && !b.lastPlain.IsZero() && now.Sub(b.lastPlain) < b.opts.PlainInterval {
 		return
 	}
@@ -291,15 +298,19 @@ func PlainLine(s StageStatus) string {
 }
 
 // PlainFinal is the line plain mode prints once when a stage finishes, e.g.
-// "Stage 0: finished, 100/100 tasks done, 0 failed". A stage that vanished before all its tasks
-// were seen complete (aborted, or completed between two polls) is reported as "ended" with its
-// last known counts.
+// "Stage 0: finished, 100/100 tasks done, 0 failed". A stage that succeeded is finished with
+// every task done (some partitions may have been computed by an earlier attempt of the stage);
+// one that ended otherwise (failed, cancelled), or vanished from the Source unreported, is
+// "ended" with its last known counts.
 func PlainFinal(s StageStatus) string {
-	verb := "finished"
-	if !finished(s) {
+	verb, completed := "finished", s.Completed
+	switch {
+	case s.Succeeded:
+		completed = s.NumTasks
+	case !finished(s):
 		verb = "ended"
 	}
-	return fmt.Sprintf("%s: %s, %d/%d tasks done, %d failed", stageLabel(s), verb, s.Completed, s.NumTasks, s.Failed)
+	return fmt.Sprintf("%s: %s, %d/%d tasks done, %d failed", stageLabel(s), verb, completed, s.NumTasks, s.Failed)
 }
 
 // Render draws up to three stages side by side in width columns, each in Spark's form
@@ -356,11 +367,32 @@ func (s *sharedWriter) Write(p []byte) (int, error) {
 // FinishAll clears a terminal bar at once (Spark's finishAll): the driver
 // calls it when a job ends, so what the program prints next starts on a
 // clean line instead of over the bar. A stage still running reappears at
-// the next refresh. Plain mode is unaffected.
+// the next refresh. In plain mode it prints the final lines of the stages
+// that ended, at once, before the driver's line for the job's end.
 func (b *Bar) FinishAll() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.opts.Terminal {
 		b.clear()
+		b.mu.Unlock()
+		return
 	}
+	running := b.started && !b.stopped
+	b.mu.Unlock()
+	if running {
+		b.refreshEnds()
+	}
+}
+
+// refreshEnds prints, in plain mode, the final lines of the stages that
+// ended since the last refresh: the driver calls FinishAll before it
+// reports the job's end, so the lines come in the order things happened.
+func (b *Bar) refreshEnds() {
+	now := b.opts.Now()
+	stages := b.src()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ended, _ := b.classify(now, stages)
+	b.endsOnly = true
+	b.printPlain(now, ended, nil, false)
+	b.endsOnly = false
 }

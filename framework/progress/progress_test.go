@@ -396,3 +396,40 @@ func TestPlainFinalUsesTheEndedStagesFinalCounts(t *testing.T) {
 		t.Fatalf("an ended stage reported again: %q", out.String()[before:])
 	}
 }
+
+// A stage that succeeded is "finished" with every task done even when the
+// poll saw it at 0 of 1 (issue 23, item 7: `ended, 0/1 tasks done` for a
+// successful stage); one that failed stays "ended" with its counts.
+func TestPlainFinalOfASucceededStageIsTrue(t *testing.T) {
+	s := StageStatus{StageID: 4, Name: "count at main.go:12", NumTasks: 1, Ended: true, Succeeded: true}
+	if got, want := PlainFinal(s), "Stage 4 (count at main.go:12): finished, 1/1 tasks done, 0 failed"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	s.Succeeded, s.Failed = false, 4
+	if got, want := PlainFinal(s), "Stage 4 (count at main.go:12): ended, 0/1 tasks done, 4 failed"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// FinishAll prints the final lines of the stages that ended at once, so
+// they come before what the driver prints about the job's end, and no
+// running stage's line with them (issue 23, item 7: final lines out of
+// order).
+func TestPlainFinishAllPrintsEndedStagesAtOnce(t *testing.T) {
+	h := newHarness(t, Options{Terminal: false, PlainInterval: time.Hour})
+	start := h.now
+	a := StageStatus{StageID: 0, Name: "reduceByKey at wc.go:100", NumTasks: 2, Active: 2, Submitted: start}
+	b := StageStatus{StageID: 1, NumTasks: 3, Active: 1, Submitted: start}
+	h.set(0, a, b)
+	if got := h.tick(time.Second); got != "Stage 0 (reduceByKey at wc.go:100): 0/2 tasks done, 2 running, 0 failed\nStage 1: 0/3 tasks done, 1 running, 0 failed\n" {
+		t.Fatalf("first lines: %q", got)
+	}
+	a.Completed, a.Active, a.Ended, a.Succeeded = 2, 0, true, true
+	b.Completed = 1
+	h.set(0, a, b)
+	before := h.out.Len()
+	h.bar.FinishAll()
+	if got := h.out.String()[before:]; got != "Stage 0 (reduceByKey at wc.go:100): finished, 2/2 tasks done, 0 failed\n" {
+		t.Errorf("FinishAll printed %q, want the ended stage's final line only", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -20,6 +21,8 @@ import (
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/mailbox"
 	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -34,16 +37,30 @@ var ErrNotStarted = errors.New("coarse: backend not started")
 // long-lived executor processes, which connect back to its gateway, and
 // reports them with their cores to the driver loop, whose batches it
 // applies on the executors' streams.
+//
+// One goroutine owns its state: run (owner.go), started by Start. It takes
+// the Mesos connection's events, the gateway's (registrations, status
+// updates, broken streams), the driver loop's batches (with their ticks),
+// its own timers and the dynamic-allocation calls from one inbox, in the
+// order they came, and makes every call on the connection, the gateway
+// streams and the driver itself; other goroutines read what it publishes
+// (view) or ask it (call).
 type Backend struct {
-	p    backend.Params
-	set  settings
-	log  logrus.FieldLogger
-	opts []mesosconn.Option
+	p     backend.Params
+	set   settings
+	log   logrus.FieldLogger
+	opts  []mesosconn.Option
+	dial  mesosbackend.Dialer // nil: mesosbackend.SubscribeWith the configuration
+	clock clock.Clock         // offers, failures, back-offs, the death grace, Stop's waits
+	// newStreams replaces the gateway server (WithStreams): nil serves one.
+	newStreams func(gateway.Events) Streams
 
+	// Set by Start before the owner runs, read-only after.
 	d                       backend.Driver
-	gw                      *gateway.Gateway
-	mesosbackend.AddedFiles // the file server (nil Server until Start)
-	conn                    *mesosconn.Conn
+	gw                      Streams          // the executors' streams: the gateway, or WithStreams' fake
+	server                  *gateway.Gateway // the gateway server (nil with WithStreams)
+	mesosbackend.AddedFiles                  // the file server (nil Server until Start)
+	conn                    mesosbackend.Conn
 	user                    string
 	master                  string
 	exe                     mesosbackend.Executable // the binary executors fetch
@@ -52,30 +69,35 @@ type Backend struct {
 	gwURL                   string                  // host:port executors dial
 	// certPin is the SHA-256 of the gateway's certificate with
 	// flint.network.tls.enabled ("" for plaintext), given to executors.
-	certPin string
+	certPin  string
+	idPrefix string // starts every executor id (mesosbackend.TaskIDPrefix)
 
-	connReady chan struct{} // closed once conn is set (or Start failed)
-	stopOnce  sync.Once
-	stopErr   error
+	inbox    *mailbox.Mailbox[func()] // the owner's inputs
+	post     func(func()) bool        // queues an input for the owner (inbox.Put); false once it ended
+	loopDone chan struct{}            // closed when the owner ended
+	view     atomic.Pointer[view]     // what the owner last published
+	started  atomic.Bool              // Start subscribed: the owner runs
+	stopOnce sync.Once
+	stopErr  error
 
-	mu          sync.Mutex
+	// Owned by the owner goroutine.
+	chain       mesosconn.Handler    // the connection's events, as the owner handles them
+	gwChain     gateway.Events       // the gateway's events, as the owner handles them
 	execs       map[string]*executor // launched, Mesos task not yet terminal
 	nextID      int
-	idPrefix    string // starts every executor id (mesosbackend.TaskIDPrefix)
-	cores, gpus int    // held by execs
-	limit       int    // executor target (dynamic allocation); -1 = no limit
+	cores, gpus int // held by execs
+	limit       int // executor target (dynamic allocation); -1 = no limit
 	fails       *agentFailures
 	backoff     *launchbackoff.Backoff
-	now         func() time.Time // the clock of offers, failures and back-offs (tests inject one)
 	stopping    bool
 	frameworkID string
-	started     bool
 	diag        diagnosis
 	demand      backend.Demand // the driver loop's, as last applied
 	ended       string         // why the master ended the framework ("" while it lives)
 	localSince  time.Time      // since when offers wait for preferred hosts (zero: not waiting)
 	exited      chan struct{}  // closed and replaced whenever an executor ends
 	deaths      *deaths        // reports of executors that ended (death.go)
+	quit        bool           // the owner handled Stop's last input: it ends
 }
 
 // executor is one executor: a Mesos task running a Flint binary in the
@@ -90,6 +112,20 @@ type executor struct {
 	streamEnded       bool // asked to stop, it closed its gateway stream: done for Stop
 }
 
+// Streams is what the backend calls on its executors' gateway streams:
+// *gateway.Gateway in production, a recording fake in tests (WithStreams).
+// Every call queues and returns; none blocks on an executor.
+type Streams interface {
+	LaunchTasks(executorID string, tds []*flintpb.TaskDescription) error
+	Kill(executorID string, taskID uint64, reason string) error
+	ReleaseResult(executorID, blockID string)
+	ReleaseShuffle(executorID, namespace string, shuffleID int, all bool)
+	StopExecutor(executorID, reason string) error
+	FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error)
+}
+
+var _ Streams = (*gateway.Gateway)(nil)
+
 var _ backend.Backend = (*Backend)(nil)
 
 // Option configures New beyond the configuration keys (tests and embedders).
@@ -98,6 +134,23 @@ type Option func(*Backend)
 // WithConnOptions passes options to the Mesos connection.
 func WithConnOptions(opts ...mesosconn.Option) Option {
 	return func(b *Backend) { b.opts = append(b.opts, opts...) }
+}
+
+// WithDialer replaces the subscription to the Mesos master: the backend
+// talks to what d returns (a recording fake in tests, a simulated master)
+// instead of dialing flint.master. WithConnOptions is then unused.
+func WithDialer(d mesosbackend.Dialer) Option { return func(b *Backend) { b.dial = d } }
+
+// WithClock replaces the wall clock of the backend's own time: offers'
+// locality wait, agent exclusions and launch back-offs, the grace a dead
+// executor's Mesos status gets, and Stop's waits.
+func WithClock(c clock.Clock) Option { return func(b *Backend) { b.clock = c } }
+
+// WithStreams replaces the executor gateway: Start serves none and calls
+// newStreams with the events the executors' streams deliver (a recording
+// fake in tests, simulated executors); executors are told to dial addr.
+func WithStreams(newStreams func(gateway.Events) Streams, addr string) Option {
+	return func(b *Backend) { b.newStreams, b.gwURL = newStreams, addr }
 }
 
 // New builds the coarse backend for a Mesos master; it is the factory
@@ -118,31 +171,37 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 		log = logrus.StandardLogger()
 	}
 	b := &Backend{
-		p: p, set: set, log: log, limit: -1,
-		connReady: make(chan struct{}), deaths: newDeaths(),
+		p: p, set: set, log: log, limit: -1, clock: clock.Real{},
+		inbox: mailbox.New[func()](), loopDone: make(chan struct{}),
 		execs:    map[string]*executor{},
 		fails:    newAgentFailures(set.maxAgentFailures, set.agentExclusion),
 		backoff:  launchbackoff.New(),
-		now:      time.Now,
 		exited:   make(chan struct{}),
 		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
 	}
+	b.post = b.inbox.Put
+	b.chain = fetchHandler{handler{b}}
+	b.gwChain = fetchEvents{gatewayEvents{b}}
 	for _, o := range opts {
 		o(b)
 	}
+	b.deaths = newDeaths(b)
 	b.master = mesosbackend.MasterURL(p.Master)
 	return b, nil
 }
 
 // Start implements backend.Backend: it serves the executor gateway and
-// the driver's file server, then subscribes to the Mesos master. It fails
-// (naming the master) when the master cannot be reached within
-// min(flint.network.timeout, 60s) or refuses the framework.
+// the driver's file server, subscribes to the Mesos master, then starts
+// the owner goroutine. It fails (naming the master) when the master cannot
+// be reached within min(flint.network.timeout, 60s) or refuses the
+// framework. Events that come while Start waits for the subscription wait
+// in the owner's inbox; Start handles them before it returns.
 func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	b.d = d
 	defer func() {
 		if err != nil {
-			close(b.connReady)
+			b.inbox.Close()
+			close(b.loopDone)
 			b.closeServers(context.Background())
 		}
 	}()
@@ -156,17 +215,26 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	if err := b.startFiles(addr); err != nil {
 		return err
 	}
-	conn, user, err := mesosbackend.Subscribe(ctx, b.p.Config, mesosbackend.Subscription{
-		Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
-	}, fetchHandler{handler{b}})
+	dial := b.dial
+	if dial == nil {
+		dial = mesosbackend.SubscribeWith(b.p.Config, mesosbackend.Subscription{
+			Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
+		})
+	}
+	conn, user, err := dial(ctx, inlet{b})
 	b.user = user
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
-	b.mu.Lock()
-	b.conn, b.started = conn, true
-	b.mu.Unlock()
-	close(b.connReady)
+	b.conn = conn
+	// Start is the owner until run takes over: it handles what came while
+	// it subscribed (SUBSCRIBED, reconciliation answers, first offers).
+	for _, in := range b.inbox.Take(nil) {
+		in()
+	}
+	b.publish()
+	b.started.Store(true)
+	go b.run()
 	return nil
 }
 
@@ -193,8 +261,13 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
 		Shuffle: shuffleProps, JobSettings: job.Settings, JobSecrets: job.Secrets,
 	}
+	b.secret = secret
+	if b.newStreams != nil {
+		b.gw = b.newStreams(gwInlet{b})
+		return nil
+	}
 	gw, err := gateway.New(gateway.Config{
-		Secret: secret, Events: fetchEvents{gatewayEvents{b}}, DriverID: "driver", TLS: tlsCfg,
+		Secret: secret, Events: gwInlet{b}, DriverID: "driver", TLS: tlsCfg,
 		Settings:          settings,
 		HeartbeatInterval: b.set.heartbeat, Timeout: b.set.networkTimeout,
 		MaxResultSize: b.set.maxResultSize, Logger: b.log,
@@ -202,8 +275,7 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
-	b.gw = gw
-	b.secret = secret
+	b.gw, b.server = gw, gw
 	lis, err := addr.Listen(addr.GatewayPort, "executor gateway")
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
@@ -234,9 +306,10 @@ func (b *Backend) kill(taskID uint64, executorID, reason string) {
 	}
 }
 
-// FetchResult implements backend.Backend.
+// FetchResult implements backend.Backend (the gateway is safe for
+// concurrent use: the fetch does not go through the owner).
 func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) ([]byte, error) {
-	if b.gw == nil {
+	if !b.started.Load() {
 		return nil, ErrNotStarted
 	}
 	return b.gw.FetchResult(ctx, executorID, blockID)
@@ -259,32 +332,16 @@ const taskFieldsRoom = 64 << 10
 
 // DefaultParallelism implements backend.Backend: the cores of registered
 // executors, at least 2 (Spark's rule).
-func (b *Backend) DefaultParallelism() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for _, e := range b.execs {
-		if e.registered && !e.lost {
-			n += e.cores
-		}
-	}
-	return max(n, 2)
-}
+func (b *Backend) DefaultParallelism() int { return max(b.viewed().cores, 2) }
 
 // OfferFilters implements backend.OfferExplainer: why the last offers
 // were not (fully) used, as placement said.
 func (b *Backend) OfferFilters() []placement.Filtered {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.diag.filtered)
+	return slices.Clone(b.viewed().filtered)
 }
 
 // FrameworkID is the Mesos framework id ("" before Start).
-func (b *Backend) FrameworkID() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.frameworkID
-}
+func (b *Backend) FrameworkID() string { return b.viewed().frameworkID }
 
 // GatewayAddr is the address executors connect to (FLINT_DRIVER_URL).
 func (b *Backend) GatewayAddr() string { return b.gwURL }
@@ -298,45 +355,36 @@ type ExecutorInfo struct {
 	Registered        bool
 }
 
-// Executors lists the executors launched and not yet ended, sorted by id.
-func (b *Backend) Executors() []ExecutorInfo {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make([]ExecutorInfo, 0, len(b.execs))
-	for _, e := range b.execs {
-		if e.lost {
-			continue
-		}
-		out = append(out, ExecutorInfo{ID: e.id, AgentID: e.agentID, Host: e.host, Cores: e.cores,
-			GPUs: e.gpus, MemMB: e.memMB, Registered: e.registered})
-	}
-	sortExecutors(out)
-	return out
-}
+// Executors lists the executors launched and not yet ended, sorted by id,
+// as of the owner's last round of inputs.
+func (b *Backend) Executors() []ExecutorInfo { return slices.Clone(b.viewed().executors) }
 
 // RequestTotalExecutors sets how many executors the backend keeps
 // (dynamic allocation); n < 0 removes the limit (flint.cores.max still
-// applies). Excess executors are not killed: use KillExecutor.
+// applies). Excess executors are not killed: use KillExecutor. It returns
+// once the owner has taken the new target.
 func (b *Backend) RequestTotalExecutors(n int) {
-	b.mu.Lock()
-	b.limit = n
-	b.mu.Unlock()
-	b.updateDemand()
+	b.call(func() {
+		b.limit = n
+		b.updateDemand()
+	})
 }
 
 // KillExecutor stops an executor (dynamic allocation): it is asked to stop
 // and its tasks are reported lost to the driver, which resubmits them.
 func (b *Backend) KillExecutor(executorID string) error {
-	b.mu.Lock()
+	err := ErrNotStarted
+	b.call(func() { err = b.killExecutor(executorID) })
+	return err
+}
+
+func (b *Backend) killExecutor(executorID string) error {
 	e := b.execs[executorID]
 	if e == nil || e.lost {
-		b.mu.Unlock()
 		return fmt.Errorf("coarse: no live executor %q", executorID)
 	}
 	e.lost, e.stopRequested = true, true
-	registered := e.registered
-	b.mu.Unlock()
-	if registered {
+	if e.registered {
 		b.d.ExecutorLost(executorID, "killed by the driver", false)
 		if err := b.gw.StopExecutor(executorID, "killed by the driver"); err == nil {
 			b.updateDemand()
@@ -350,39 +398,36 @@ func (b *Backend) KillExecutor(executorID string) error {
 }
 
 func (b *Backend) killMesosTask(e *executor) {
-	b.mu.Lock()
-	conn := b.conn
-	b.mu.Unlock()
-	if conn == nil {
+	if b.conn == nil {
 		return
 	}
 	agent := mesos.AgentID{Value: e.agentID}
-	if err := conn.Kill(mesos.TaskID{Value: e.id}, &agent); err != nil {
+	if err := b.conn.Kill(mesos.TaskID{Value: e.id}, &agent); err != nil {
 		b.log.WithField("executor", e.id).Warnf("coarse: kill executor %s through Mesos: %v", e.id, err)
 	}
 }
 
 // Stop implements backend.Backend: executors are asked to stop and
 // given flint.mesos.coarse.shutdownTimeout to exit, stragglers are killed
-// through Mesos, the framework is torn down and the servers closed.
+// through Mesos, the owner ends, the framework is torn down and the
+// servers closed.
 func (b *Backend) Stop(ctx context.Context) error {
 	b.stopOnce.Do(func() {
-		b.mu.Lock()
-		b.stopping = true
-		started := b.started
-		b.mu.Unlock()
-		if !started {
-			b.deaths.close()
+		if !b.started.Load() {
 			b.closeServers(ctx)
 			return
 		}
-		b.conn.SetDemand(false)
 		b.stopExecutors(ctx)
+		b.post(func() {
+			b.deaths.close()
+			b.quit = true
+		})
+		<-b.loopDone
+		b.deaths.wait()
 		err := b.conn.Stop(ctx, !b.set.keepFramework)
 		if !mesosconn.StopReported(err) {
 			b.stopErr = fmt.Errorf("coarse: tear down the framework: %w", err)
 		}
-		b.deaths.close()
 		b.closeServers(ctx)
 		switch {
 		case b.set.keepFramework:
@@ -397,43 +442,33 @@ func (b *Backend) Stop(ctx context.Context) error {
 }
 
 // stopExecutors asks every executor to stop, waits for their Mesos tasks
-// to end, then kills what is left and waits a little more.
+// to end, then kills what is left and waits a little more. The owner
+// keeps handling events meanwhile: those ends come through it.
 func (b *Backend) stopExecutors(ctx context.Context) {
-	b.mu.Lock()
-	var asked, kill []*executor
-	for _, e := range b.execs {
-		e.stopRequested = true
-		if e.registered && !e.lost {
-			asked = append(asked, e)
-		} else {
-			kill = append(kill, e)
+	b.call(func() {
+		b.stopping = true
+		b.conn.SetDemand(false)
+		for _, e := range b.execs {
+			e.stopRequested = true
+			if e.registered && !e.lost && b.gw.StopExecutor(e.id, "the driver is stopping") == nil {
+				continue
+			}
+			b.killMesosTask(e)
 		}
-	}
-	b.mu.Unlock()
-	for _, e := range asked {
-		if err := b.gw.StopExecutor(e.id, "the driver is stopping"); err != nil {
-			kill = append(kill, e)
-		}
-	}
-	for _, e := range kill {
-		b.killMesosTask(e)
-	}
+	})
 	if b.waitExecutors(ctx, b.set.shutdownTimeout) {
 		return
 	}
-	b.mu.Lock()
-	var left []*executor
-	for _, e := range b.execs {
-		if e.streamEnded {
-			continue
+	b.call(func() {
+		left := 0
+		for _, e := range b.execs {
+			if !e.streamEnded {
+				left++
+				b.killMesosTask(e)
+			}
 		}
-		left = append(left, e)
-	}
-	b.mu.Unlock()
-	b.log.Warnf("coarse: %d executor(s) still running after %s; killing them through Mesos", len(left), b.set.shutdownTimeout)
-	for _, e := range left {
-		b.killMesosTask(e)
-	}
+		b.log.Warnf("coarse: %d executor(s) still running after %s; killed them through Mesos", left, b.set.shutdownTimeout)
+	})
 	if !b.waitExecutors(ctx, 10*time.Second) {
 		b.log.Warn("coarse: executors still reported running; tearing the framework down anyway")
 	}
@@ -451,31 +486,32 @@ const streamEndedGrace = 2 * time.Second
 // once the executors left have all ended their gateway streams, for at most
 // streamEndedGrace more.
 func (b *Backend) waitExecutors(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+	timeout := b.clock.After(d)
 	var grace <-chan time.Time
 	for {
-		b.mu.Lock()
-		alive, streaming, ch := len(b.execs), 0, b.exited
-		for _, e := range b.execs {
-			if !e.streamEnded {
-				streaming++
+		var alive, streaming int
+		var ch chan struct{}
+		if !b.call(func() {
+			alive, ch = len(b.execs), b.exited
+			for _, e := range b.execs {
+				if !e.streamEnded {
+					streaming++
+				}
 			}
+		}) {
+			return true // the owner ended: nothing is left to wait for
 		}
-		b.mu.Unlock()
 		if alive == 0 {
 			return true
 		}
 		if streaming == 0 && grace == nil {
-			g := time.NewTimer(streamEndedGrace)
-			defer g.Stop()
-			grace = g.C
+			grace = b.clock.After(streamEndedGrace)
 		}
 		select {
 		case <-ch:
 		case <-grace:
 			return true
-		case <-t.C:
+		case <-timeout:
 			return false
 		case <-ctx.Done():
 			return false
@@ -484,8 +520,8 @@ func (b *Backend) waitExecutors(ctx context.Context, d time.Duration) bool {
 }
 
 func (b *Backend) closeServers(ctx context.Context) {
-	if b.gw != nil {
-		_ = b.gw.Close()
+	if b.server != nil {
+		_ = b.server.Close()
 	}
 	b.CloseFiles(ctx, b.log, "coarse")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/sandbox"
+	"github.com/flint-mesos/flint/internal/clock"
 )
 
 // deathGrace is how long an executor whose stream broke waits for its
@@ -25,104 +26,96 @@ const describeTimeout = 3 * time.Second
 
 // deaths turns executor losses into reports a user can debug (which
 // executor, on which agent, its exit status from Mesos, the last lines of
-// its stderr): a broken stream waits for the Mesos status; the report is
-// written off the caller's goroutine, since it reads the sandbox over HTTP.
+// its stderr): a broken stream waits for the Mesos status (a timer on the
+// backend's clock whose end is an input of the owner); the report is
+// written off the owner, since it reads the sandbox over HTTP, and handed
+// to the driver by the owner. Its state is the owner's.
 type deaths struct {
+	b       *Backend
 	client  *http.Client
-	mu      sync.Mutex
 	pending map[string]*pendingDeath
 	closed  bool
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup // reports being written
 }
 
 type pendingDeath struct {
-	timer  *time.Timer
+	timer  clock.Timer
 	report func(st *mesos.TaskStatus)
 }
 
-func newDeaths() *deaths {
-	return &deaths{client: &http.Client{Timeout: describeTimeout}, pending: map[string]*pendingDeath{}}
+func newDeaths(b *Backend) *deaths {
+	return &deaths{b: b, client: &http.Client{Timeout: describeTimeout}, pending: map[string]*pendingDeath{}}
 }
 
 // await holds the report of an executor whose stream broke until its Mesos
 // status arrives (ended) or deathGrace passes (then timedOut runs first).
 func (d *deaths) await(id string, timedOut func(), report func(st *mesos.TaskStatus)) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.closed {
 		return
 	}
 	p := &pendingDeath{report: report}
-	p.timer = time.AfterFunc(deathGrace, func() {
-		if d.take(id) == p {
-			d.run(func() {
-				timedOut()
-				report(nil)
-			})
-		}
+	p.timer = d.b.clock.AfterFunc(deathGrace, func() {
+		d.b.post(func() {
+			if d.closed || d.pending[id] != p {
+				return
+			}
+			delete(d.pending, id)
+			timedOut()
+			report(nil)
+		})
 	})
 	d.pending[id] = p
-}
-
-func (d *deaths) take(id string) *pendingDeath {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	p := d.pending[id]
-	delete(d.pending, id)
-	return p
 }
 
 // ended delivers an executor's terminal Mesos status to its held report;
 // false when none was held.
 func (d *deaths) ended(id string, st mesos.TaskStatus) bool {
-	p := d.take(id)
+	p := d.pending[id]
 	if p == nil {
 		return false
 	}
+	delete(d.pending, id)
 	p.timer.Stop()
-	d.run(func() { p.report(&st) })
+	p.report(&st)
 	return true
 }
 
-// run runs f on its own goroutine unless closed.
-func (d *deaths) run(f func()) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return
-	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		f()
-	}()
-}
-
-// close drops held reports and waits for the ones being written.
+// close drops held reports and the ones being written (the driver stops).
 func (d *deaths) close() {
-	d.mu.Lock()
 	d.closed = true
 	for id, p := range d.pending {
 		p.timer.Stop()
 		delete(d.pending, id)
 	}
-	d.mu.Unlock()
-	d.wg.Wait()
 }
 
-// describeDeath is the reason an executor is reported lost with.
-func (b *Backend) describeDeath(e *executor, st *mesos.TaskStatus, lost string) string {
-	b.mu.Lock()
-	conn := b.conn
-	b.mu.Unlock()
-	master := ""
-	if conn != nil {
-		master = sandbox.MasterURL(conn.Master())
+// wait waits for the reports being written (once the owner has ended).
+func (d *deaths) wait() { d.wg.Wait() }
+
+// reportLost reports executor e lost to the driver with a description of
+// its death: written on its own goroutine (it reads the sandbox), handed
+// to the driver by the owner.
+func (b *Backend) reportLost(e *executor, st *mesos.TaskStatus, lost string, causedByApp bool) {
+	if b.deaths.closed {
+		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
-	defer cancel()
-	return sandbox.Describe(ctx, b.deaths.client, master, sandbox.Death{ExecutorID: e.id, Host: e.host, AgentID: e.agentID,
-		FrameworkID: b.FrameworkID(), Status: st, Lost: lost})
+	master := ""
+	if b.conn != nil {
+		master = sandbox.MasterURL(b.conn.Master())
+	}
+	death := sandbox.Death{ExecutorID: e.id, Host: e.host, AgentID: e.agentID, FrameworkID: b.frameworkID, Status: st, Lost: lost}
+	b.deaths.wg.Add(1)
+	go func() {
+		defer b.deaths.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
+		reason := sandbox.Describe(ctx, b.deaths.client, master, death)
+		cancel()
+		b.post(func() {
+			if !b.deaths.closed {
+				b.d.ExecutorLost(e.id, reason, causedByApp)
+			}
+		})
+	}()
 }
 
 // streamBroke reports an executor whose stream broke once its Mesos
@@ -130,7 +123,7 @@ func (b *Backend) describeDeath(e *executor, st *mesos.TaskStatus, lost string) 
 // (alive but not trusted again) is killed and reported without it.
 func (b *Backend) streamBroke(e *executor, reason string) {
 	b.deaths.await(e.id, func() { b.killMesosTask(e) }, func(st *mesos.TaskStatus) {
-		b.d.ExecutorLost(e.id, b.describeDeath(e, st, reason), exitCausedByApp(st))
+		b.reportLost(e, st, reason, exitCausedByApp(st))
 	})
 }
 
@@ -149,5 +142,5 @@ func (b *Backend) mesosEnded(e *executor, st mesos.TaskStatus, report bool, caus
 	if b.deaths.ended(e.id, st) || !report {
 		return
 	}
-	b.deaths.run(func() { b.d.ExecutorLost(e.id, b.describeDeath(e, &st, ""), causedByApp) })
+	b.reportLost(e, &st, "", causedByApp)
 }

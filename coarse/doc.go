@@ -14,11 +14,29 @@
 //	gateway.Gateway ◄══ gRPC stream ══ executor process (FLINT_ROLE=coarse-executor)   │
 //	   registered → ExecutorUp(cores); task updates → StatusUpdate ───────────────────┘
 //
+// Owner. One goroutine, Backend.run (owner.go), owns the backend's state
+// (executors and the cores they hold, agent failures and launch back-offs,
+// the no-executor diagnosis, death reports held for a Mesos status) and
+// makes every call on the Mesos connection, on the executors' gateway
+// streams and on the driver. Its inputs come through one inbox
+// (internal/mailbox) in the order they came: the connection's events and
+// the gateway's (registrations, status updates, broken streams), queued by
+// handlers that return at once; the driver loop's batches with their clock
+// ticks (Apply queues them: it never blocks the loop); the ends of its own
+// timers on an injected internal/clock.Clock (WithClock: the grace a broken
+// stream's executor gets for its Mesos status, Stop's waits);
+// RequestTotalExecutors, KillExecutor and Stop's steps. Orders the backend
+// relies on are the order of its own calls: a kill is queued on a stream
+// after the launch it cancels, an executor's status updates reach the
+// driver before its loss. Other goroutines read what the owner publishes
+// after each round of inputs (FrameworkID, Executors, DefaultParallelism,
+// OfferFilters); FetchResult goes to the gateway directly. Flush waits until
+// the owner handled every input queued before it. Tests drive it through
+// internal/backendharness (WithDialer, WithStreams, WithClock): a fake
+// connection, fake executor streams and a fake driver record its calls.
+//
 // The backend keeps no mirror of the executors' free cores: the driver loop
 // counts the cores of the attempts it launched until their terminal update.
-// Apply runs on the loop's goroutine and queues a batch's kills, releases
-// and launches on the executors' gateway streams in order, so a kill never
-// overtakes the launch it cancels.
 //
 // Each executor is a Mesos task whose CommandInfo fetches the executor binary
 // (flint.executor.uri; by default the driver's own executable, published by

@@ -127,7 +127,7 @@ func TestKillExecutor(t *testing.T) {
 		out, err = framework.Map(context.Background(), r.fc, nap, ints(n))
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "some tasks to finish", func() bool { return fin.total() >= 4 })
+	fin.await(t, 4, done)
 
 	// The victim is an executor running a task right now.
 	var victim string
@@ -178,7 +178,7 @@ func TestKillExecutor(t *testing.T) {
 			t.Fatalf("result %d = %d, want %d", i, v, 2*i)
 		}
 	}
-	waitFor(t, 5*time.Second, "every TaskEnd event", func() bool { return fin.total() >= n })
+	fin.await(t, n, nil) // the job ended; its events may still be on their way
 	// Stop ends the application and delivers every queued event: no
 	// duplicate can arrive after it.
 	if err := r.fc.Stop(context.Background()); err != nil {

@@ -20,24 +20,16 @@ import (
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// handler receives the Mesos connection's events (on its goroutine).
+// handler handles the Mesos connection's events on the owner goroutine
+// (inlet queues them there; Start handles those of the subscription, with
+// the connection set).
 type handler struct{ b *Backend }
 
 var _ mesosconn.Handler = handler{}
 
-// ready waits until Start has set the connection; nil if it never will.
-func (b *Backend) ready() *mesosconn.Conn {
-	<-b.connReady
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.conn
-}
-
 func (h handler) Subscribed(id string, m mesos.MasterInfo, re bool) {
 	b := h.b
-	b.mu.Lock()
 	b.frameworkID = id
-	b.mu.Unlock()
 	addr := mesosconn.MasterAddr(m)
 	if re {
 		b.log.WithField("framework", id).Infof("coarse: re-registered with the Mesos master at %s as framework %s", addr, id)
@@ -48,14 +40,9 @@ func (h handler) Subscribed(id string, m mesos.MasterInfo, re bool) {
 
 func (h handler) Offers(offers []mesos.Offer) {
 	b := h.b
-	conn := b.ready()
-	if conn == nil {
-		return
-	}
-	b.mu.Lock()
+	conn := b.conn
 	prefs := b.demand.HostPrefs
-	p := b.planLocked(offers, prefs, b.now())
-	b.mu.Unlock()
+	p := b.planOffers(offers, prefs, b.clock.Now())
 	for _, id := range p.offers {
 		tasks := p.launches[id]
 		if err := conn.Launch([]mesos.OfferID{id}, tasks); err != nil {
@@ -80,17 +67,15 @@ func (h handler) Offers(offers []mesos.Offer) {
 
 // forgetLaunch drops executors whose launch call failed.
 func (b *Backend) forgetLaunch(tasks []mesos.TaskInfo) {
-	b.mu.Lock()
 	for _, t := range tasks {
 		if e := b.execs[t.TaskID.Value]; e != nil {
-			b.removeLocked(e)
+			b.remove(e)
 		}
 	}
-	b.mu.Unlock()
 }
 
-// removeLocked forgets an executor whose Mesos task ended.
-func (b *Backend) removeLocked(e *executor) {
+// remove forgets an executor whose Mesos task ended.
+func (b *Backend) remove(e *executor) {
 	delete(b.execs, e.id)
 	b.cores -= e.cores
 	b.gpus -= e.gpus
@@ -107,13 +92,11 @@ func (h handler) Update(st mesos.TaskStatus) {
 		b.killUnknown(st)
 		return
 	}
-	b.mu.Lock()
 	e := b.execs[st.TaskID.Value]
 	if e == nil {
-		b.mu.Unlock()
 		return
 	}
-	b.removeLocked(e)
+	b.remove(e)
 	why := fmt.Sprintf("Mesos task %s: %s", st.GetState(), st.GetMessage())
 	if st.Reason != nil {
 		why += " (" + st.Reason.String() + ")"
@@ -124,7 +107,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 	excluded := false
 	if failed {
 		b.diag.lastFailure = fmt.Sprintf("executor %s on %s: %s", e.id, e.host, why)
-		excluded = b.fails.fail(e.agentID, why, b.now())
+		excluded = b.fails.fail(e.agentID, why, b.clock.Now())
 	}
 	registered := e.registered
 	var refused int
@@ -135,9 +118,8 @@ func (h handler) Update(st mesos.TaskStatus) {
 		// came up: it does not count toward excluding the agent, but further
 		// launches there back off. Failures the executor caused count toward
 		// exclusion instead (flint.mesos.executor.maxFailuresPerAgent).
-		refused, next = b.backoff.Failed(e.agentID, b.now())
+		refused, next = b.backoff.Failed(e.agentID, b.clock.Now())
 	}
-	b.mu.Unlock()
 	fields := logrus.Fields{"executor": e.id, "agent": e.agentID}
 	if refused > 0 {
 		b.log.WithFields(fields).Warnf("coarse: %d launch(es) in a row on agent %s (%s) lost before the executor registered (%s); the next launch there waits until %s",
@@ -164,9 +146,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 }
 
 func (h handler) AgentLost(agentID mesos.AgentID) {
-	h.b.mu.Lock()
 	delete(h.b.diag.agents, agentID.Value) // it offers nothing any more
-	h.b.mu.Unlock()
 	h.b.log.WithField("agent", agentID.Value).Warnf("coarse: agent %s lost; its executors' tasks are reported lost by Mesos", agentID.Value)
 }
 
@@ -186,38 +166,32 @@ func (h handler) Disconnected(err error) {
 func (h handler) Aborted(err error) {
 	b := h.b
 	reason := fmt.Sprintf("the Mesos master %s ended the framework: %v; no executor can start", b.master, err)
-	b.mu.Lock()
 	b.ended = reason
-	stopping := b.stopping
-	b.mu.Unlock()
 	b.log.Error("coarse: " + reason)
-	if !stopping {
+	if !b.stopping {
 		b.d.Abort(reason)
 	}
 }
 
-// gatewayEvents receives what executors report over the gateway.
+// gatewayEvents handles what executors report over the gateway, on the
+// owner goroutine (gwInlet queues it there).
 type gatewayEvents struct{ b *Backend }
 
 var _ gateway.Events = gatewayEvents{}
 
 func (g gatewayEvents) ExecutorRegistered(info gateway.ExecutorInfo) {
 	b := g.b
-	b.mu.Lock()
 	e := b.execs[info.ID]
-	stopping, why := b.stopping, unwanted(e, b.stopping)
-	ok := why == ""
-	if ok {
+	why := unwanted(e, b.stopping)
+	if why == "" {
 		e.registered = true
 		b.backoff.Registered(e.agentID)
 		if info.Host != "" {
 			e.host = info.Host
 		}
-	}
-	b.mu.Unlock()
-	if !ok {
+	} else {
 		log := b.log.WithField("executor", info.ID)
-		if stopping {
+		if b.stopping {
 			// a job can end before every executor it asked for registered
 			log.Debugf("coarse: executor %s registered while the driver stops; stopping it", info.ID)
 		} else {
@@ -247,38 +221,29 @@ func unwanted(e *executor, stopping bool) string {
 }
 
 // StatusUpdate goes to the driver loop, which frees the task's cores on
-// its terminal update.
+// its terminal update (gwInlet drops RUNNING, which the loop ignores).
 func (g gatewayEvents) StatusUpdate(u *flintpb.StatusUpdate) {
-	if u.State == flintpb.TaskState_TASK_RUNNING {
-		return // the driver loop ignores RUNNING: no conversion for it
-	}
 	g.b.d.StatusUpdate(flintconv.StatusUpdate(u))
 }
 
 func (g gatewayEvents) ExecutorLost(executorID, reason string) {
 	b := g.b
-	b.mu.Lock()
 	e := b.execs[executorID]
 	if e == nil || e.lost || b.stopping {
-		b.mu.Unlock()
 		return
 	}
 	e.lost = true
-	b.mu.Unlock()
 	// Reported with its Mesos status and stderr; killed if it outlives its
 	// stream (not trusted again) — death.go.
 	b.streamBroke(e, reason)
 	b.updateDemand()
 }
 
-// Apply implements backend.Backend on the driver loop's goroutine.
-// Kills, releases and launches are queued on the executors' streams in
-// the batch's order (the gateway sends each stream's messages in the
-// order queued, without blocking), so a kill never overtakes its launch.
-func (b *Backend) Apply(batch backend.Batch) {
-	if b.gw == nil {
-		return
-	}
+// applyBatch carries out a batch of the driver loop on the owner. Kills,
+// releases and launches are queued on the executors' streams in the
+// batch's order (the gateway sends each stream's messages in the order
+// queued, without blocking), so a kill never overtakes its launch.
+func (b *Backend) applyBatch(batch *backend.Batch) {
 	for _, k := range batch.Kills {
 		b.kill(k.TaskID, k.ExecutorID, k.Reason)
 	}
@@ -292,9 +257,7 @@ func (b *Backend) Apply(batch backend.Batch) {
 		b.launch(flintconv.TaskDescriptions(batch.Launches))
 	}
 	if batch.Demand != nil {
-		b.mu.Lock()
 		b.demand = *batch.Demand
-		b.mu.Unlock()
 	}
 	if batch.Tick {
 		b.checkNoExecutor(batch.Now)
@@ -304,15 +267,10 @@ func (b *Backend) Apply(batch backend.Batch) {
 // releaseShuffles sends the releases to every registered executor that is
 // not lost (a lost one took its files with it).
 func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
-	var ids []string
-	b.mu.Lock()
-	for id, e := range b.execs {
-		if e.registered && !e.lost {
-			ids = append(ids, id)
+	for _, id := range slices.Sorted(maps.Keys(b.execs)) {
+		if e := b.execs[id]; !e.registered || e.lost {
+			continue
 		}
-	}
-	b.mu.Unlock()
-	for _, id := range ids {
 		for _, r := range rs {
 			b.gw.ReleaseShuffle(id, r.Namespace, r.ShuffleID, r.All)
 		}
@@ -325,7 +283,6 @@ func (b *Backend) launch(descs []*flintpb.TaskDescription) {
 	var dead []*flintpb.TaskDescription
 	byExec := map[string][]*flintpb.TaskDescription{}
 	var order []string
-	b.mu.Lock()
 	for _, td := range descs {
 		if e := b.execs[td.ExecutorId]; e == nil || e.lost {
 			dead = append(dead, td)
@@ -336,7 +293,6 @@ func (b *Backend) launch(descs []*flintpb.TaskDescription) {
 		}
 		byExec[td.ExecutorId] = append(byExec[td.ExecutorId], td)
 	}
-	b.mu.Unlock()
 	for _, id := range order {
 		if err := b.gw.LaunchTasks(id, byExec[id]); err != nil {
 			dead = append(dead, byExec[id]...)
@@ -362,11 +318,8 @@ func (b *Backend) failLaunches(dead []*flintpb.TaskDescription) {
 
 // updateDemand asks Mesos for offers while more executors are wanted.
 func (b *Backend) updateDemand() {
-	b.mu.Lock()
-	want, conn := b.wantMoreLocked(), b.conn
-	b.mu.Unlock()
-	if conn != nil {
-		conn.SetDemand(want)
+	if b.conn != nil {
+		b.conn.SetDemand(b.wantMore())
 	}
 }
 
@@ -374,32 +327,24 @@ func (b *Backend) updateDemand() {
 // flint.mesos.coarse.noExecutorTimeout, tasks have waited while no executor
 // could be started, naming what the offers lacked — instead of a silent hang.
 func (b *Backend) checkNoExecutor(now time.Time) {
-	b.mu.Lock()
 	if b.ended != "" && b.demand.Waiting && !b.stopping {
-		reason := b.ended
-		b.mu.Unlock()
-		b.d.Abort(reason)
+		b.d.Abort(b.ended)
 		return
 	}
-	if !b.demand.Waiting || b.liveLocked() > 0 || b.stopping {
+	if !b.demand.Waiting || b.live() > 0 || b.stopping {
 		b.diag.waitSince = time.Time{}
-		b.mu.Unlock()
 		return
 	}
 	if b.diag.waitSince.IsZero() {
 		b.diag.waitSince = now
-		b.mu.Unlock()
 		return
 	}
 	waited := now.Sub(b.diag.waitSince)
 	if waited < b.set.noExecutorTimeout {
-		excluded := b.allExcludedLocked(now, b.diag.waitSince.Add(b.set.noExecutorTimeout))
-		last := b.diag.lastFailure
-		b.mu.Unlock()
-		if excluded != "" {
+		if excluded := b.allExcluded(now, b.diag.waitSince.Add(b.set.noExecutorTimeout)); excluded != "" {
 			// Nothing can start before the timeout: say so now.
 			reason := "no executor can start: every agent that offered resources is excluded, and no exclusion ends before flint.mesos.coarse.noExecutorTimeout: " + excluded
-			if last != "" {
+			if last := b.diag.lastFailure; last != "" {
 				reason += "; last executor failure: " + last
 			}
 			b.log.Error("coarse: " + reason)
@@ -408,16 +353,15 @@ func (b *Backend) checkNoExecutor(now time.Time) {
 		return
 	}
 	reason := fmt.Sprintf("tasks waited %s (flint.mesos.coarse.noExecutorTimeout) and no executor could be started: %s",
-		waited.Round(time.Second), b.explainLocked())
+		waited.Round(time.Second), b.explain())
 	b.diag.waitSince = time.Time{}
-	b.mu.Unlock()
 	b.log.Error("coarse: " + reason)
 	b.d.Abort(reason)
 }
 
-// allExcludedLocked lists the agents' exclusions when every agent seen in
+// allExcluded lists the agents' exclusions when every agent seen in
 // offers is excluded until deadline or later ("" otherwise).
-func (b *Backend) allExcludedLocked(now, deadline time.Time) string {
+func (b *Backend) allExcluded(now, deadline time.Time) string {
 	if len(b.diag.agents) == 0 {
 		return ""
 	}
@@ -438,16 +382,12 @@ func (b *Backend) allExcludedLocked(now, deadline time.Time) string {
 // (flint.mesos.driver.frameworkId) the master's reconciliation reports the previous driver's
 // executors, which registered with a gateway that is gone and hold nothing this driver can use.
 func (b *Backend) killUnknown(st mesos.TaskStatus) {
-	b.mu.Lock()
-	known := b.execs[st.TaskID.Value] != nil
-	stopping := b.stopping
-	b.mu.Unlock()
-	if known || stopping {
+	if b.execs[st.TaskID.Value] != nil || b.stopping {
 		return
 	}
 	b.log.WithFields(logrus.Fields{"task": st.TaskID.Value, "agent": st.GetAgentID().GetValue()}).
-		Infof("coarse: killing executor %s (%s on agent %s): a previous driver of framework %s launched it", st.TaskID.Value, st.GetState(), st.GetAgentID().GetValue(), b.FrameworkID())
-	if err := b.ready().Kill(st.TaskID, st.AgentID); err != nil {
+		Infof("coarse: killing executor %s (%s on agent %s): a previous driver of framework %s launched it", st.TaskID.Value, st.GetState(), st.GetAgentID().GetValue(), b.frameworkID)
+	if err := b.conn.Kill(st.TaskID, st.AgentID); err != nil {
 		b.log.WithField("task", st.TaskID.Value).Warnf("coarse: kill executor %s of a previous driver: %v", st.TaskID.Value, err)
 	}
 }

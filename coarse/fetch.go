@@ -27,13 +27,11 @@ func (f fetchEvents) ExecutorRegistered(info gateway.ExecutorInfo) {
 // for that (see waitExecutors).
 func (f fetchEvents) ExecutorLost(executorID, reason string) {
 	b := f.b
-	b.mu.Lock()
 	if e := b.execs[executorID]; e != nil && e.stopRequested && !e.streamEnded {
 		e.streamEnded = true
 		close(b.exited)
 		b.exited = make(chan struct{})
 	}
-	b.mu.Unlock()
 	f.gatewayEvents.ExecutorLost(executorID, reason)
 }
 

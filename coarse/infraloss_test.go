@@ -10,6 +10,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/placement"
+	"github.com/flint-mesos/flint/internal/clock"
 )
 
 // nopDriver is a backend.Driver that ignores everything.
@@ -28,14 +29,16 @@ func (nopDriver) Abort(string)                       {}
 func TestRefusedLaunchesBackOff(t *testing.T) {
 	b := testBackend(t, "flint.executor.cores=1", "flint.mesos.executor.maxFailuresPerAgent=2")
 	b.d = nopDriver{}
-	now := time.Unix(1000, 0)
-	b.now = func() time.Time { return now }
+	fc := clock.NewFake(time.Unix(1000, 0))
+	b.clock = fc // the owner is not started: the test is the owner
+	now := fc.Now()
 	launches, backedOff := 0, 0
 	for i := range 100 {
-		now = time.Unix(1000, 0).Add(time.Duration(i) * 100 * time.Millisecond)
-		b.mu.Lock()
-		p := b.planLocked([]mesos.Offer{offer(fmt.Sprintf("o%d", i), "a1", 1, 8192, 0)}, nil, now)
-		b.mu.Unlock()
+		if i > 0 {
+			fc.Advance(100 * time.Millisecond)
+		}
+		now = fc.Now()
+		p := b.planOffers([]mesos.Offer{offer(fmt.Sprintf("o%d", i), "a1", 1, 8192, 0)}, nil, now)
 		for _, id := range p.offers {
 			for _, ti := range p.launches[id] {
 				launches++

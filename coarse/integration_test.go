@@ -141,15 +141,56 @@ func TestTaskFailuresAreRetried(t *testing.T) {
 
 // finishes counts TaskEnd FINISHED events per task index.
 type finishes struct {
-	mu  sync.Mutex
-	per map[int]int
+	mu      sync.Mutex
+	per     map[int]int
+	n       int
+	waiters map[int]chan struct{} // closed once n reaches the key
 }
 
 func (f *finishes) OnEvent(e event.Event) {
 	if te, ok := e.(event.TaskEnd); ok && te.State == "FINISHED" {
 		f.mu.Lock()
 		f.per[te.Index]++
+		f.n++
+		for k, ch := range f.waiters {
+			if f.n >= k {
+				close(ch)
+				delete(f.waiters, k)
+			}
+		}
 		f.mu.Unlock()
+	}
+}
+
+// atLeast is closed once k tasks finished.
+func (f *finishes) atLeast(k int) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n >= k {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if f.waiters == nil {
+		f.waiters = map[int]chan struct{}{}
+	}
+	if _, ok := f.waiters[k]; !ok {
+		f.waiters[k] = make(chan struct{})
+	}
+	return f.waiters[k]
+}
+
+// await waits for the event of k tasks finished while the job (done) runs
+// — an event, not a time: the bound only catches a hang, however loaded
+// the machine.
+func (f *finishes) await(t *testing.T, k int, done <-chan error) {
+	t.Helper()
+	select {
+	case <-f.atLeast(k):
+	case err := <-done:
+		t.Fatalf("the job ended (err %v) before %d tasks finished", err, k)
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("%d tasks did not finish within 3 minutes (%d did)", k, f.total())
 	}
 }
 
@@ -182,7 +223,7 @@ func TestExecutorKilledMidJob(t *testing.T) {
 		out, err = framework.Map(context.Background(), r.fc, nap, ints(n))
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "some tasks to finish", func() bool { return fin.total() >= 4 })
+	fin.await(t, 4, done)
 	procs := r.executors()
 	if len(procs) == 0 {
 		t.Fatal("no executor process found")
@@ -199,7 +240,7 @@ func TestExecutorKilledMidJob(t *testing.T) {
 			t.Fatalf("result %d = %d, want %d", i, v, 2*i)
 		}
 	}
-	waitFor(t, 5*time.Second, "every TaskEnd event", func() bool { return fin.total() >= n })
+	fin.await(t, n, nil) // the job ended; its events may still be on their way
 	// Stop ends the application and delivers every queued event: no
 	// duplicate can arrive after it.
 	if err := r.fc.Stop(context.Background()); err != nil {
@@ -227,7 +268,7 @@ func TestAgentLostMidJob(t *testing.T) {
 		_, err := framework.Map(context.Background(), r.fc, nap, ints(40))
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "some tasks to finish", func() bool { return fin.total() >= 4 })
+	fin.await(t, 4, done)
 	agentID := r.executors()[0].agentID
 	doomed := map[string]bool{}
 	for _, p := range r.executors() {
@@ -244,7 +285,7 @@ func TestAgentLostMidJob(t *testing.T) {
 	// The lost agent's executors were told to stop. (The agent process is
 	// alive and may re-register: executors started there afterwards are new
 	// ones, and a removal by the master does not count against the agent.)
-	waitFor(t, 10*time.Second, "executors of the lost agent to exit", func() bool {
+	waitFor(t, 2*time.Minute, "executors of the lost agent to exit", func() bool {
 		for _, p := range r.executors() {
 			if doomed[p.executorID] {
 				return false
@@ -330,7 +371,7 @@ func TestSubscriptionDroppedMidJob(t *testing.T) {
 		_, err := framework.Map(context.Background(), r.fc, nap, ints(30))
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "some tasks to finish", func() bool { return fin.total() >= 4 })
+	fin.await(t, 4, done)
 	// Every executor (one per cpu: 2 agents × 2) registered before the
 	// drop, so that all are counted before it: counting while some were
 	// still starting made later registrations look like new executors
@@ -392,7 +433,7 @@ func TestMasterRestartedMidJob(t *testing.T) {
 	if after := len(r.executors()); after != before {
 		t.Fatalf("%d executors before the restart, %d after: they should survive it", before, after)
 	}
-	waitFor(t, 5*time.Second, "every TaskEnd event", func() bool { return fin.total() >= n })
+	fin.await(t, n, nil) // the job ended; its events may still be on their way
 	for i := 0; i < n; i++ {
 		if c := fin.count(i); c != 1 {
 			t.Fatalf("task %d finished %d times, want exactly once", i, c)
@@ -444,7 +485,7 @@ func TestFrameworkRemovedFailsJobsAtOnce(t *testing.T) {
 		_, err := framework.Map(context.Background(), r.fc, nap, ints(200))
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "some tasks to finish", func() bool { return fin.total() >= 2 })
+	fin.await(t, 2, done)
 	if err := c.Master.Faults().DropFrameworkStream(m[1]); err != nil {
 		t.Fatal(err)
 	}

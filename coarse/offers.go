@@ -25,17 +25,17 @@ type launchPlan struct {
 	deferred int // offers declined to wait for preferred hosts
 }
 
-// planLocked turns offers into executor launches with the shared,
+// planOffers turns offers into executor launches with the shared,
 // pure placement (placement.Executors: Spark's buildMesosTasks) and
 // applies its plan: executors are recorded and their resources taken out
 // of the offers; offers that launch nothing are declined with the filter
-// their reason selects. b.mu must be held.
-func (b *Backend) planLocked(offers []mesos.Offer, prefs map[string]int, now time.Time) launchPlan {
+// their reason selects. It runs on the owner.
+func (b *Backend) planOffers(offers []mesos.Offer, prefs map[string]int, now time.Time) launchPlan {
 	p := launchPlan{launches: map[mesos.OfferID][]mesos.TaskInfo{}, declines: map[mesosconn.DeclineReason][]mesos.OfferID{}}
 	req := placement.ExecutorRequest{
 		Offers: make([]placement.Offer, len(offers)), Now: now, Stopping: b.stopping,
 		ExecutorCores: b.set.executorCores, TaskCPUs: b.set.taskCPUs, MemMB: b.set.memMB, GPUsMax: b.set.gpusMax,
-		CoresMax: b.set.coresMax, CoresHeld: b.cores, GPUsHeld: b.gpus, Limit: b.limit, Live: b.liveLocked(),
+		CoresMax: b.set.coresMax, CoresHeld: b.cores, GPUsHeld: b.gpus, Limit: b.limit, Live: b.live(),
 		Constraints: b.set.constraints, Excluded: b.fails.exclusions(now), Backoff: b.backoff.Until(now),
 		HostPrefs: prefs, HostsRunning: map[string]bool{}, LocalityWait: b.set.localityWait, LocalitySince: b.localSince,
 	}
@@ -119,17 +119,17 @@ func declineReason(r placement.Reason) mesosconn.DeclineReason {
 	return mesosconn.DeclineUnfit
 }
 
-func (b *Backend) coresCapLocked() bool { return b.cores+b.set.taskCPUs > b.set.coresMax }
+func (b *Backend) coresCap() bool { return b.cores+b.set.taskCPUs > b.set.coresMax }
 
-// wantMoreLocked reports whether another executor is wanted.
-func (b *Backend) wantMoreLocked() bool {
-	if b.stopping || b.coresCapLocked() {
+// wantMore reports whether another executor is wanted.
+func (b *Backend) wantMore() bool {
+	if b.stopping || b.coresCap() {
 		return false
 	}
-	return b.limit < 0 || b.liveLocked() < b.limit
+	return b.limit < 0 || b.live() < b.limit
 }
 
-func (b *Backend) liveLocked() int {
+func (b *Backend) live() int {
 	n := 0
 	for _, e := range b.execs {
 		if !e.lost {
@@ -187,8 +187,8 @@ type diagnosis struct {
 	waitSince   time.Time
 }
 
-// explainLocked says why no executor runs.
-func (b *Backend) explainLocked() string {
+// explain says why no executor runs.
+func (b *Backend) explain() string {
 	var parts []string
 	if !b.diag.offersSeen {
 		parts = append(parts, fmt.Sprintf("no offer received from the Mesos master %s (are agents registered with free resources for role(s) %q?)", b.master, b.p.Config.String("flint.mesos.role")))

@@ -95,7 +95,7 @@ func TestPlan(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := testBackend(t, tc.conf...)
-			p := b.planLocked(tc.offers, nil, now)
+			p := b.planOffers(tc.offers, nil, now)
 			if got := summary(b, p); got != tc.want {
 				t.Fatalf("plan = %q, want %q", got, tc.want)
 			}
@@ -126,7 +126,7 @@ func TestPlanPrefersHostsTasksWant(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := testBackend(t, tc.conf...)
-			if got := summary(b, b.planLocked(two, tc.prefs, now.Add(tc.at))); got != tc.want {
+			if got := summary(b, b.planOffers(two, tc.prefs, now.Add(tc.at))); got != tc.want {
 				t.Fatalf("plan = %q, want %q", got, tc.want)
 			}
 		})
@@ -136,27 +136,27 @@ func TestPlanPrefersHostsTasksWant(t *testing.T) {
 	// offer held back.
 	b := testBackend(t, "flint.cores.max=2", "flint.locality.wait=3s")
 	prefs := map[string]int{"a3.host": 1}
-	if got := summary(b, b.planLocked(two, prefs, now)); got != "unfit:o1 unfit:o2" {
+	if got := summary(b, b.planOffers(two, prefs, now)); got != "unfit:o1 unfit:o2" {
 		t.Fatalf("at first: plan %q", got)
 	}
-	if got := summary(b, b.planLocked(two[:1], prefs, now.Add(2*time.Second))); got != "unfit:o1" {
+	if got := summary(b, b.planOffers(two[:1], prefs, now.Add(2*time.Second))); got != "unfit:o1" {
 		t.Fatalf("within the wait: plan %q", got)
 	}
-	if got := summary(b, b.planLocked(two[1:], prefs, now.Add(4*time.Second))); got != "o2:2" {
+	if got := summary(b, b.planOffers(two[1:], prefs, now.Add(4*time.Second))); got != "o2:2" {
 		t.Fatalf("after the wait: plan %q", got)
 	}
 
 	// A requested executor total caps the backend as flint.cores.max does.
 	b = testBackend(t, "flint.locality.wait=3s")
 	b.limit = 1
-	if got := summary(b, b.planLocked(two, map[string]int{"a2.host": 1}, now)); got != "o2:2 no demand:o1" {
+	if got := summary(b, b.planOffers(two, map[string]int{"a2.host": 1}, now)); got != "o2:2 no demand:o1" {
 		t.Fatalf("limit 1: plan %q", got)
 	}
 }
 
 func TestPlanGPUsAndTaskInfo(t *testing.T) {
 	b := testBackend(t, "flint.mesos.gpus.max=3", "flint.executorEnv.MY_VAR=x", "flint.mesos.uris=http://h/extra.txt")
-	p := b.planLocked([]mesos.Offer{offer("o1", "a1", 2, 4096, 2), offer("o2", "a2", 2, 4096, 2)}, nil, time.Unix(0, 0))
+	p := b.planOffers([]mesos.Offer{offer("o1", "a1", 2, 4096, 2), offer("o2", "a2", 2, 4096, 2)}, nil, time.Unix(0, 0))
 	var gpus []int
 	for _, id := range p.offers {
 		for _, ti := range p.launches[id] {
@@ -204,13 +204,13 @@ func TestAgentExclusionExpires(t *testing.T) {
 	if !b.fails.fail("a1", "boom", now) {
 		t.Fatal("not excluded after two failures")
 	}
-	if got := summary(b, b.planLocked([]mesos.Offer{offer("o1", "a1", 2, 4096, 0)}, nil, now.Add(30*time.Second))); got != "unfit:o1" {
+	if got := summary(b, b.planOffers([]mesos.Offer{offer("o1", "a1", 2, 4096, 0)}, nil, now.Add(30*time.Second))); got != "unfit:o1" {
 		t.Fatalf("excluded agent: plan %q", got)
 	}
-	if !strings.Contains(b.explainLocked(), "excluded until") {
-		t.Fatalf("explanation %q does not mention the exclusion", b.explainLocked())
+	if !strings.Contains(b.explain(), "excluded until") {
+		t.Fatalf("explanation %q does not mention the exclusion", b.explain())
 	}
-	if got := summary(b, b.planLocked([]mesos.Offer{offer("o2", "a1", 2, 4096, 0)}, nil, now.Add(61*time.Second))); got != "o2:2" {
+	if got := summary(b, b.planOffers([]mesos.Offer{offer("o2", "a1", 2, 4096, 0)}, nil, now.Add(61*time.Second))); got != "o2:2" {
 		t.Fatalf("after the exclusion expired: plan %q", got)
 	}
 }

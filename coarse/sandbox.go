@@ -15,10 +15,8 @@ var _ backend.SandboxLocator = (*Backend)(nil)
 // and the agent's /state (the web UI reads the executor's stdout/stderr
 // from there).
 func (b *Backend) ExecutorSandbox(ctx context.Context, executorID string) (agentURL, dir string, err error) {
-	b.mu.Lock()
-	conn := b.conn
-	b.mu.Unlock()
-	if conn == nil {
+	conn := b.conn // set by Start, read-only after
+	if !b.started.Load() {
 		return "", "", fmt.Errorf("coarse: not connected to a Mesos master")
 	}
 	loc, err := sandbox.LocateExecutor(ctx, http.DefaultClient, sandbox.MasterURL(conn.Master()), conn.FrameworkID(), executorID)

@@ -50,7 +50,7 @@ func TestMasterFailoverThroughZooKeeper(t *testing.T) {
 		_, err := framework.Map(context.Background(), r.fc, nap, ints(n))
 		done <- err
 	}()
-	waitFor(t, 20*time.Second, "some tasks to finish", func() bool { return fin.total() >= 4 })
+	fin.await(t, 4, done)
 	waitFor(t, 10*time.Second, "4 executors", func() bool { return len(r.executors()) == 4 })
 	before, oldMaster := executorIDs(r), c.Master.ID()
 	if err := c.RestartMaster(context.Background()); err != nil {
@@ -73,7 +73,7 @@ func TestMasterFailoverThroughZooKeeper(t *testing.T) {
 	if after := executorIDs(r); !slices.Equal(after, before) {
 		t.Fatalf("executors %v before the failover, %v after: they should survive it", before, after)
 	}
-	waitFor(t, 5*time.Second, "every TaskEnd event", func() bool { return fin.total() >= n })
+	fin.await(t, n, nil) // the job ended; its events may still be on their way
 	for i := 0; i < n; i++ {
 		if got := fin.count(i); got != 1 {
 			t.Fatalf("task %d finished %d times, want exactly once", i, got)

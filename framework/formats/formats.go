@@ -95,6 +95,13 @@ func CorruptField(t reflect.Type) []int {
 	return nil
 }
 
+// Clear sets *x's corrupt field to nil: readers never take it from the data.
+func (p Policy) Clear(x any) {
+	if p.corrupt != nil {
+		reflect.ValueOf(x).Elem().FieldByIndex(p.corrupt).SetZero()
+	}
+}
+
 // IsCorrupt reports whether i is the index of the corrupt field.
 func (p Policy) IsCorrupt(i []int) bool { return p.corrupt != nil && equalIndex(p.corrupt, i) }
 

@@ -172,3 +172,37 @@ func TestMesosLocalRefusesABadZKURL(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s\nwant 2 and:\n%s", code, errOut, want)
 	}
 }
+
+// `mesos local` allocates for a laptop (every 50ms, freed resources at
+// once) and says why and how to allocate as Apache Mesos does; `mesos
+// master`, the stand-in for a cluster's master, keeps Mesos' 1s batches
+// (issue 23, item 8).
+func TestMesosLocalAllocatesForALaptopAndMasterAsMesos(t *testing.T) {
+	addr := freePort(t)
+	startLocal(t, addr, t.TempDir())
+	resp, err := http.Get("http://" + addr + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Flags map[string]string `json:"flags"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Flags["allocation_interval"]; got != "50ms" {
+		t.Errorf("mesos local allocates every %q, want 50ms", got)
+	}
+	help, _, _ := runFlint(t, "mesos", "local", "--help")
+	for _, want := range []string{"--allocation-interval duration", "(default 50ms)", "--allocate-on-release", "(default true)",
+		"14x slower than coarse", "--allocate-on-release=false --allocation-interval=1s"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("mesos local --help lacks %q:\n%s", want, help)
+		}
+	}
+	help, _, _ = runFlint(t, "mesos", "master", "--help")
+	if !strings.Contains(help, "--allocation-interval duration") || !strings.Contains(help, "(default 1s)") || strings.Contains(help, "(default true)") {
+		t.Errorf("mesos master should allocate as Apache Mesos by default:\n%s", help)
+	}
+}

@@ -200,6 +200,18 @@ func (c *Context) validate(job *Job) error {
 	return nil
 }
 
+// MaxTaskInput is the largest task input the backend can deliver to an
+// executor and what imposes it (backend.TaskSizeLimiter); ok is false
+// when it sets no limit.
+func (c *Context) MaxTaskInput() (limit int, why string, ok bool) {
+	lim, ok := backend.As[backend.TaskSizeLimiter](c.backend)
+	if !ok {
+		return 0, "", false
+	}
+	limit, why = lim.MaxTaskInput()
+	return limit, why, limit > 0
+}
+
 // checkSizes reports tasks whose input the backend cannot deliver (the
 // first few, then how many more).
 func (c *Context) checkSizes(job *Job) []error {

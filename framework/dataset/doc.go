@@ -152,6 +152,20 @@
 // Filter, …) take records only, as in Go nothing global can stand for
 // Spark's thread-local TaskContext.get().
 //
+// # Task payloads
+//
+// Every task carries what an executor needs to replay the body: the
+// job's arguments, its frozen values and the results of the run's
+// earlier actions. As Spark broadcasts its task binaries, any of these of
+// 16 KiB or more (and the largest others while the rest exceeds 256 KiB)
+// travels instead as a file added to the Context: each executor fetches
+// it once per run and decodes it once, whichever actions carry it, and
+// drops it when the run ends. What stays with every task (mostly the
+// graph's fingerprint) is checked against the backend's limit (fine
+// mode's 4 MiB LAUNCH record, coarse mode's gRPC message) before any task
+// runs: an action over it fails at once with framework.ErrTaskTooLarge,
+// naming the sizes of its parts, instead of killing executors.
+//
 // # Caching
 //
 // Cache (Persist(ds, MemoryOnly)) and Persist(ds, MemoryAndDisk) keep a

@@ -26,6 +26,9 @@ type runner struct {
 	fc    *framework.Context
 	job   string
 	runID string
+	// payloads are the large parts of the run's tasks' payloads, shipped
+	// as files (payload.go)
+	payloads payloads
 }
 
 func newRunner(ctx context.Context, fc *framework.Context, job string) (*runner, error) {
@@ -43,6 +46,7 @@ func (r *runner) close(b *Builder) {
 			r.fc.ReleaseShuffle(def.id)
 		}
 		r.fc.ForgetCached(string(runPrefix(r.runID)))
+		r.payloads.release(r.fc)
 	}
 	if b != nil {
 		for _, bc := range b.broadcasts {
@@ -66,6 +70,9 @@ type jobWire struct {
 	// BroadcastSeq is the driver's last broadcast number when the action
 	// was planned (broadcast.go, published).
 	BroadcastSeq uint64
+	// Parts are the arguments and values shipped as files instead, by
+	// key (argsPart for Args; payload.go).
+	Parts map[string]payloadRef
 }
 
 // runJob runs action idx (named: "count at dir/main.go:12") over final for
@@ -82,10 +89,16 @@ func (r *runner) runJob(b *Builder, idx int, action string, final node, parts []
 		return nil, nil
 	}
 	var args bytes.Buffer
-	w := &jobWire{RunID: r.runID, Args: b.args, Values: b.values, Action: idx, Fingerprint: fingerprint(b.nodes),
-		BroadcastSeq: publishedSeq()}
+	w := &jobWire{RunID: r.runID, Action: idx, Fingerprint: fingerprint(b.nodes)}
+	if err := r.shipLarge(b, w); err != nil {
+		return nil, err
+	}
+	w.BroadcastSeq = publishedSeq()
 	if err := gob.NewEncoder(&args).Encode(w); err != nil {
 		return nil, fmt.Errorf("dataset: encode the job for its tasks: %w", err)
+	}
+	if err := checkTaskSize(r.fc, b, w, args.Len()); err != nil {
+		return nil, err
 	}
 	var mu sync.Mutex
 	var mapOuts [][]byte

@@ -94,6 +94,14 @@ func runTask(ctx context.Context, j jobEntry, t *stagetask.Task) (stagetask.Outp
 	if err := gob.NewDecoder(bytes.NewReader(t.Args)).Decode(&w); err != nil {
 		return stagetask.Output{}, fmt.Errorf("dataset: job %q: decode the task's job: %w", j.name(), err)
 	}
+	sh, ok := shuffleenv.FromContext(ctx)
+	if !ok {
+		return stagetask.Output{}, stagetask.ErrNoShuffle
+	}
+	dropReleased(ctx, sh, w.BroadcastSeq)
+	if err := fetchParts(ctx, sh, j.name(), &w); err != nil {
+		return stagetask.Output{}, err
+	}
 	c, err := rebuild(j, &w)
 	if err != nil {
 		return stagetask.Output{}, err
@@ -105,11 +113,6 @@ func runTask(ctx context.Context, j jobEntry, t *stagetask.Task) (stagetask.Outp
 			return stagetask.Output{}, err
 		}
 	}
-	sh, ok := shuffleenv.FromContext(ctx)
-	if !ok {
-		return stagetask.Output{}, stagetask.ErrNoShuffle
-	}
-	dropReleased(ctx, sh, w.BroadcastSeq)
 	if err := noteBroadcastFiles(ctx, sh, c.b); err != nil {
 		return stagetask.Output{}, err
 	}

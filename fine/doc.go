@@ -26,9 +26,10 @@
 // the capacity its end takes away, a kill after the launch it cancels.
 // Other goroutines read what the owner publishes after each round of
 // inputs (FrameworkID, Stats, DefaultParallelism, OfferFilters) or ask it
-// (FetchResult's result server). Tests drive it through
-// internal/backendharness: a fake connection and a fake driver that
-// record its calls.
+// (FetchResult's result server); Flush waits until the owner handled
+// every input queued before it. Tests (and a simulated master) drive it
+// through WithDialer and WithClock — internal/backendharness: a fake
+// connection and a fake driver that record its calls.
 //
 // The driver loop owns how many cores of an executor are free (it counts
 // the attempts it launched until their terminal update); the backend owns

@@ -66,7 +66,7 @@ func newRig(t *testing.T, conf ...string) *rig {
 }
 
 // settle waits until the backend's owner handled everything queued.
-func (r *rig) settle() { r.b.sync() }
+func (r *rig) settle() { r.b.Flush() }
 
 // expect compares what the backend called on the connection and on the
 // driver since the last expect (a nil want expects none).

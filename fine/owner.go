@@ -59,6 +59,11 @@ func (b *Backend) call(f func()) bool {
 // sync waits until the owner has handled every input queued before it.
 func (b *Backend) sync() { b.call(func() {}) }
 
+// Flush waits until the owner has handled every input queued before it
+// and published its view: a test or a simulation stepping the backend
+// knows it idle. It returns at once when the owner has ended.
+func (b *Backend) Flush() { b.call(b.publish) }
+
 // view is what the owner publishes for other goroutines: the answers of
 // the backend's queries as of its last round of inputs.
 type view struct {

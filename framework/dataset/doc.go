@@ -118,8 +118,18 @@
 // already partitioned by the operation's partitioner reads it where it is
 // (a one-to-one dependency, sorted in memory), a combine by key on its
 // own partitioner runs without a shuffle, and Lookup on a partitioned
-// dataset computes one partition. With parts ≤ 0 a cogroup or join takes
-// the partitioner of its input with the most partitions, as Spark's
+// dataset computes one partition. Union of inputs that all have the same
+// partitioner (ignoring inputs without partitions) is partitioner-aware,
+// as Spark's SparkContext.union: partition p is partition p of each
+// input, and the result keeps the partitioner and its count instead of
+// concatenating the inputs' partitions. SortByKey, SortBy and SortByLess
+// pick range bounds as Spark's RangePartitioner: a reservoir of
+// ⌈3·20·parts / input partitions⌉ keys per input partition, each key
+// weighted by its partition's size over its sample's, partitions much
+// larger than average sampled again at the overall rate, and bounds
+// cutting the sorted, weighted sample into equal weights; skewed input
+// gives balanced output partitions. With parts ≤ 0 a cogroup or join
+// takes the partitioner of its input with the most partitions, as Spark's
 // defaultPartitioner.
 //
 // Deliberate differences: Go has no overloading, so optional arguments
@@ -240,8 +250,4 @@
 //   - Coalesce does not yet group parents by preferred host (Spark's
 //     DefaultPartitionCoalescer does when they have locations); it groups
 //     consecutive parents as Spark does for parents without locations.
-//   - SortByKey's range bounds come from a fixed sample of about 20 keys
-//     per output partition over all input partitions, not yet weighted by
-//     partition size and re-sampled as Spark's RangePartitioner does, so
-//     skewed input can give unbalanced partitions.
 package dataset

@@ -181,9 +181,16 @@ func Values[K, V any](ds Dataset[KV[K, V]]) Dataset[V] {
 	return Map(ds, func(kv KV[K, V]) V { return kv.Value })
 }
 
-// Union is the partitions of every dataset, in order (no shuffle).
+// Union is the partitions of every dataset, in order (no shuffle). When
+// every input with partitions has the same Partitioner, it is instead
+// partitioner-aware, as Spark's SparkContext.union: partition p holds
+// partition p of each input, and the result keeps the Partitioner and its
+// partition count.
 func Union[T any](first Dataset[T], rest ...Dataset[T]) Dataset[T] {
 	all := append([]Dataset[T]{first}, rest...)
+	if u, ok := partitionerAwareUnion(all); ok {
+		return u
+	}
 	var parents []node
 	var deps []dagscheduler.Dep
 	starts := make([]int, len(all))

@@ -73,8 +73,9 @@ func SortByLess[T, K any](ds Dataset[T], key func(T) K, less func(a, b K) bool, 
 		}
 		return 0
 	}
+	sampledBy := ds.n.b.actions // the sampling action's index names the bounds
 	bounds := sampleLessBounds(keyed, compare, parts)
-	part := lessRangePartitioner[K]{bounds: bounds, compare: compare, keys: keys, descending: !ascending}
+	part := lessRangePartitioner[K]{bounds: bounds, compare: compare, keys: keys, descending: !ascending, sampledBy: sampledBy}
 	order := shuffle.CustomOrder(func(a, b []byte) int {
 		ka, errA := keys.Decode(a)
 		kb, errB := keys.Decode(b)
@@ -98,53 +99,24 @@ func SortByLess[T, K any](ds Dataset[T], key func(T) K, less func(a, b K) bool, 
 	return Values(sorted)
 }
 
-// sampleLessBounds samples about 60 keys per output partition (Spark's 20,
-// oversampled 3×) and picks parts-1 evenly spaced bounds.
+// sampleLessBounds picks range bounds for parts partitions from a
+// weighted sample of ds's keys ordered by compare (rangeBounds).
 func sampleLessBounds[K, T any](ds Dataset[KV[K, T]], compare func(a, b K) int, parts int) []K {
-	if parts <= 1 || ds.n.parts == 0 {
-		return nil
-	}
-	perPart := max(1, (20*parts*3+ds.n.parts-1)/ds.n.parts)
-	samples, err := runAction(ds, "sample", nil, func(tc *taskContext, p int) ([]K, error) {
-		r := partitionRand(0, p, 0x5047)
-		var out []K
-		seen := 0
-		err := ds.n.run(tc, p, func(in []KV[K, T]) error {
-			for _, kv := range in {
-				seen++
-				if len(out) < perPart {
-					out = append(out, kv.Key)
-				} else if j := r.IntN(seen); j < perPart {
-					out[j] = kv.Key
-				}
-			}
-			return nil
-		})
-		return out, err
-	})
-	if err != nil {
-		return nil // the action recorded the error; the next action returns it
-	}
-	all := slices.Concat(samples...)
-	slices.SortStableFunc(all, compare)
-	var bounds []K
-	for i := 1; i < parts && len(all) > 0; i++ {
-		b := all[min(len(all)-1, i*len(all)/parts)]
-		if len(bounds) > 0 && compare(b, bounds[len(bounds)-1]) <= 0 {
-			continue
-		}
-		bounds = append(bounds, b)
-	}
-	return bounds
+	same := func(k K) (K, error) { return k, nil }
+	return rangeBounds(ds, same, compare, parts, 0)
 }
 
 // lessRangePartitioner is RangePartitioner over decoded keys ordered by
-// compare.
+// compare. Its name says which action of the job sampled its bounds, not
+// the bounds' encoding: a gob encoding (recordcodec.For of a struct)
+// carries type ids that differ from process to process, so the same
+// bounds would have another name on an executor.
 type lessRangePartitioner[K any] struct {
 	bounds     []K
 	compare    func(a, b K) int
 	keys       recordcodec.Codec[K]
 	descending bool
+	sampledBy  int
 }
 
 func (r lessRangePartitioner[K]) NumPartitions() int { return len(r.bounds) + 1 }
@@ -167,10 +139,5 @@ func (r lessRangePartitioner[K]) Partition(key []byte) int {
 }
 
 func (r lessRangePartitioner[K]) Name() string {
-	var enc [][]byte
-	for _, b := range r.bounds {
-		e, _ := r.keys.Append(nil, b)
-		enc = append(enc, e)
-	}
-	return fmt.Sprintf("rangeLess(%d,desc=%v,%x)", len(r.bounds)+1, r.descending, hashKey(bytes.Join(enc, []byte{0})))
+	return fmt.Sprintf("rangeLess(%d,desc=%v,sampled by action %d)", len(r.bounds)+1, r.descending, r.sampledBy)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"sort"
 )
 
 // Partitioner assigns an encoded key to a reduce partition. Keys arrive
@@ -121,23 +120,4 @@ func hashKey(b []byte) uint64 {
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33
 	return x
-}
-
-// boundsFromSample picks parts-1 bounds from a sorted sample of encoded
-// keys, evenly spaced (Spark's RangePartitioner without weights: every
-// input partition contributes the same number of samples).
-func boundsFromSample(sample [][]byte, parts int) [][]byte {
-	sort.Slice(sample, func(i, j int) bool { return bytes.Compare(sample[i], sample[j]) < 0 })
-	var bounds [][]byte
-	if len(sample) == 0 {
-		return nil
-	}
-	for i := 1; i < parts; i++ {
-		b := sample[min(len(sample)-1, i*len(sample)/parts)]
-		if len(bounds) > 0 && bytes.Compare(b, bounds[len(bounds)-1]) <= 0 {
-			continue // duplicates: fewer, wider partitions
-		}
-		bounds = append(bounds, b)
-	}
-	return bounds
 }

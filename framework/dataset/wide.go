@@ -375,7 +375,8 @@ func (m modPartitioner) Partition(key []byte) int {
 }
 
 // SortByKey sorts a keyed dataset by key into range partitions (bounds
-// from a sample of ~20 keys per output partition, Spark's rule): reading
+// from a sample of the keys weighted by input partition size, as Spark's
+// RangePartitioner): reading
 // the partitions in order gives all records in key order. parts ≤ 0 keeps
 // the input's partition count.
 func SortByKey[K cmp.Ordered, V any](ds Dataset[KV[K, V]], ascending bool, parts int) Dataset[KV[K, V]] {
@@ -409,55 +410,12 @@ func SortBy[T any, K cmp.Ordered](ds Dataset[T], key func(T) K, ascending bool, 
 	return Values(SortByKey(KeyBy(ds, key), ascending, parts))
 }
 
-// sampleBounds runs a sampling action over ds's keys and picks range
-// bounds for parts partitions. The bounds are frozen like every action's
-// result, so executors rebuild the same partitioner.
+// sampleBounds picks range bounds for parts partitions from a weighted
+// sample of ds's encoded keys (rangeBounds). The bounds are frozen like
+// every action's result, so executors rebuild the same partitioner.
 func sampleBounds[K cmp.Ordered, V any](ds Dataset[KV[K, V]], keys recordcodec.Codec[K], parts int) [][]byte {
-	if parts <= 1 || ds.n.parts == 0 {
-		return nil
-	}
-	perPart := max(1, (20*parts*3+ds.n.parts-1)/ds.n.parts) // oversampled 3×, as Spark
-	samples, err := runAction(ds, "sample", nil, func(tc *taskContext, p int) ([][]byte, error) {
-		return reservoir(tc, ds.n, p, perPart, keys)
-	})
-	if err != nil {
-		return nil // the action recorded the error; the next action returns it
-	}
-	var all [][]byte
-	for _, s := range samples {
-		all = append(all, s...)
-	}
-	return boundsFromSample(all, parts)
-}
-
-// reservoir samples k encoded keys of partition p uniformly (Algorithm R
-// with a stream fixed by p).
-func reservoir[K cmp.Ordered, V any](tc *taskContext, n *tnode[KV[K, V]], p, k int, keys recordcodec.Codec[K]) ([][]byte, error) {
-	var out [][]byte
-	seen := uint64(0)
-	state := hashKey([]byte(fmt.Sprint("sample", p)))
-	err := n.run(tc, p, func(in []KV[K, V]) error {
-		for _, kv := range in {
-			seen++
-			state = state*6364136223846793005 + 1442695040888963407
-			j := (state >> 1) % seen
-			if len(out) < k {
-				kb, err := keys.Append(nil, kv.Key)
-				if err != nil {
-					return err
-				}
-				out = append(out, kb)
-			} else if j < uint64(k) {
-				kb, err := keys.Append(out[j][:0], kv.Key)
-				if err != nil {
-					return err
-				}
-				out[j] = kb
-			}
-		}
-		return nil
-	})
-	return out, err
+	encode := func(k K) ([]byte, error) { return keys.Append(nil, k) }
+	return rangeBounds(ds, encode, bytes.Compare, parts, 0)
 }
 
 // Sort sorts records of an ordered type by their own value (the record is

@@ -1,4 +1,4 @@
-package dataset_test
+package sparkcases_test
 
 import (
 	"fmt"
@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
+	"github.com/flint-mesos/flint/internal/threemode"
 )
 
 // Ported from Spark's RDDSuite and PairRDDFunctionsSuite: sampling,
@@ -56,15 +58,17 @@ var takeSampleJob = dataset.JobResult("test.ops.takesample", func(b *dataset.Bui
 // with replacement is distinct with probability 0.998; the seeds make
 // the test deterministic.
 func TestTakeSample(t *testing.T) {
-	got := runJob(t, takeSampleJob)
-	for i, line := range got[:len(got)-2] {
-		if line != "size=true distinct=true range=true" {
-			t.Fatalf("sample %d: %s", i, line)
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, takeSampleJob)
+		for i, line := range got[:len(got)-2] {
+			if line != "size=true distinct=true range=true" {
+				t.Fatalf("sample %d: %s", i, line)
+			}
 		}
-	}
-	if got[len(got)-2] != "0" || got[len(got)-1] != "[0 1 2 3 4 5 6 7 8 9]" {
-		t.Fatalf("empty and oversized samples: %q", got[len(got)-2:])
-	}
+		if got[len(got)-2] != "0" || got[len(got)-1] != "[0 1 2 3 4 5 6 7 8 9]" {
+			t.Fatalf("empty and oversized samples: %q", got[len(got)-2:])
+		}
+	})
 }
 
 var randomSplitJob = dataset.JobResult("test.ops.randomsplit", func(b *dataset.Builder, _ int) ([][]int, error) {
@@ -84,20 +88,22 @@ var randomSplitJob = dataset.JobResult("test.ops.randomsplit", func(b *dataset.B
 
 // Spark: randomSplit — complete, disjoint, sizes near 100/200/300.
 func TestRandomSplit(t *testing.T) {
-	got := runJob(t, randomSplitJob)
-	for seed := range 5 {
-		splits := got[3*seed : 3*seed+3]
-		all := slices.Concat(splits...)
-		slices.Sort(all)
-		if !slices.Equal(all, ints(1, 601)) {
-			t.Fatalf("seed %d: splits do not partition 1..600: %d records", seed+1, len(all))
-		}
-		for i, want := range []int{100, 200, 300} {
-			if d := len(splits[i]) - want; d <= -50 || d >= 50 {
-				t.Fatalf("seed %d: split %d has %d records, want %d ± 50", seed+1, i, len(splits[i]), want)
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, randomSplitJob)
+		for seed := range 5 {
+			splits := got[3*seed : 3*seed+3]
+			all := slices.Concat(splits...)
+			slices.Sort(all)
+			if !slices.Equal(all, ints(1, 601)) {
+				t.Fatalf("seed %d: splits do not partition 1..600: %d records", seed+1, len(all))
+			}
+			for i, want := range []int{100, 200, 300} {
+				if d := len(splits[i]) - want; d <= -50 || d >= 50 {
+					t.Fatalf("seed %d: split %d has %d records, want %d ± 50", seed+1, i, len(splits[i]), want)
+				}
 			}
 		}
-	}
+	})
 }
 
 type stratArgs struct {
@@ -108,7 +114,25 @@ type stratArgs struct {
 	Exact, Replace bool
 }
 
-var sampleByKeyJob = dataset.JobResult("test.ops.samplebykey", func(b *dataset.Builder, a stratArgs) ([]string, error) {
+// sampleByKeyJob runs every case in one job (actions in a loop), each
+// case's problems prefixed with the case.
+var sampleByKeyJob = dataset.JobResult("test.ops.samplebykey", func(b *dataset.Builder, cases []stratArgs) ([]string, error) {
+	var problems []string
+	for _, a := range cases {
+		p, err := sampleByKeyCase(b, a)
+		if err != nil {
+			return nil, fmt.Errorf("%+v: %w", a, err)
+		}
+		for _, line := range p {
+			problems = append(problems, fmt.Sprintf("%+v: %s", a, line))
+		}
+	}
+	return problems, nil
+})
+
+// sampleByKeyCase samples one stratified input and says what is wrong
+// with the sample.
+func sampleByKeyCase(b *dataset.Builder, a stratArgs) ([]string, error) {
 	stratified := dataset.KeyBy(dataset.Parallelize(b, ints(1, a.N+1), 2), func(x int) string {
 		if x%10 < int(10*a.FractionPos) {
 			return "1"
@@ -164,40 +188,43 @@ var sampleByKeyJob = dataset.JobResult("test.ops.samplebykey", func(b *dataset.B
 		}
 	}
 	return problems, nil
-})
+}
 
 // Spark: sampleByKey and sampleByKeyExact, both with and without
 // replacement, varying the size, the stratum fraction, the seed and the
 // sampling rate (Spark's sizes up to 1,000,000; here up to 100,000).
 func TestSampleByKey(t *testing.T) {
-	fc := localContext(t)
-	var cases []stratArgs
-	for _, n := range []int{100, 1000, sampleN} {
-		cases = append(cases, stratArgs{N: n, FractionPos: 0.3, Rate: 0.1, Seed: 1})
-	}
-	for _, f := range []float64{0.1, 0.5, 0.9} {
-		cases = append(cases, stratArgs{N: 100, FractionPos: f, Rate: 0.1, Seed: 1})
-	}
-	for seed := uint64(2); seed <= 4; seed++ {
-		cases = append(cases, stratArgs{N: 100, FractionPos: 0.3, Rate: 0.1, Seed: seed})
-	}
-	for _, r := range []float64{0.01, 0.05, 0.5} {
-		cases = append(cases, stratArgs{N: 100, FractionPos: 0.3, Rate: r, Seed: 1})
-	}
-	for _, c := range cases {
-		for _, exact := range []bool{false, true} {
-			for _, replace := range []bool{false, true} {
-				c.Exact, c.Replace = exact, replace
-				problems, err := sampleByKeyJob.Run(t.Context(), fc, c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(problems) > 0 {
-					t.Fatalf("%+v: %s", c, strings.Join(problems, "; "))
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		var cases []stratArgs
+		for _, n := range []int{100, 1000, sampleN} {
+			cases = append(cases, stratArgs{N: n, FractionPos: 0.3, Rate: 0.1, Seed: 1})
+		}
+		for _, f := range []float64{0.1, 0.5, 0.9} {
+			cases = append(cases, stratArgs{N: 100, FractionPos: f, Rate: 0.1, Seed: 1})
+		}
+		for seed := uint64(2); seed <= 4; seed++ {
+			cases = append(cases, stratArgs{N: 100, FractionPos: 0.3, Rate: 0.1, Seed: seed})
+		}
+		for _, r := range []float64{0.01, 0.05, 0.5} {
+			cases = append(cases, stratArgs{N: 100, FractionPos: 0.3, Rate: r, Seed: 1})
+		}
+		var all []stratArgs
+		for _, c := range cases {
+			for _, exact := range []bool{false, true} {
+				for _, replace := range []bool{false, true} {
+					c.Exact, c.Replace = exact, replace
+					all = append(all, c)
 				}
 			}
 		}
-	}
+		problems, err := sampleByKeyJob.Run(t.Context(), fc, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(problems) > 0 {
+			t.Fatal(strings.Join(problems, "\n"))
+		}
+	})
 }
 
 var approxDistinctJob = dataset.JobResult("test.ops.approxdistinct", func(b *dataset.Builder, _ int) ([]int64, error) {
@@ -222,12 +249,14 @@ var approxDistinctJob = dataset.JobResult("test.ops.approxdistinct", func(b *dat
 // one standard error for Spark's hash by chance; here it is held to two
 // (0.52).
 func TestCountApproxDistinct(t *testing.T) {
-	got := runJob(t, approxDistinctJob)
-	for i, bound := range []float64{0.2, 0.1, 0.1, 0.52} {
-		if e := math.Abs(float64(got[i])-1000) / 1000; e >= bound {
-			t.Fatalf("estimate %d = %d: error %.3f, want < %v", i, got[i], e, bound)
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, approxDistinctJob)
+		for i, bound := range []float64{0.2, 0.1, 0.1, 0.52} {
+			if e := math.Abs(float64(got[i])-1000) / 1000; e >= bound {
+				t.Fatalf("estimate %d = %d: error %.3f, want < %v", i, got[i], e, bound)
+			}
 		}
-	}
+	})
 }
 
 var approxDistinctByKeyJob = dataset.JobResult("test.ops.approxdistinctbykey", func(b *dataset.Builder, _ int) ([]dataset.KV[int, int64], error) {
@@ -244,15 +273,17 @@ var approxDistinctByKeyJob = dataset.JobResult("test.ops.approxdistinctbykey", f
 // Spark: countApproxDistinctByKey — key i has i distinct values; error
 // below 0.01 at p = 20.
 func TestCountApproxDistinctByKey(t *testing.T) {
-	got := runJob(t, approxDistinctByKeyJob)
-	if len(got) != 100 {
-		t.Fatalf("%d keys, want 100", len(got))
-	}
-	for _, c := range got {
-		if e := math.Abs(float64(c.Value-int64(c.Key))) / float64(c.Key); e >= 0.01 {
-			t.Fatalf("key %d: estimate %d, error %.4f", c.Key, c.Value, e)
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, approxDistinctByKeyJob)
+		if len(got) != 100 {
+			t.Fatalf("%d keys, want 100", len(got))
 		}
-	}
+		for _, c := range got {
+			if e := math.Abs(float64(c.Value-int64(c.Key))) / float64(c.Key); e >= 0.01 {
+				t.Fatalf("key %d: estimate %d, error %.4f", c.Key, c.Value, e)
+			}
+		}
+	})
 }
 
 type person struct {
@@ -308,20 +339,22 @@ func (keyMod2) Partition(key []byte) int {
 // repartitionAndSortWithinPartitions (the values of equal keys are
 // compared as a set: their order is the shuffle's fetch order).
 func TestSortByLessAndRepartitionAndSort(t *testing.T) {
-	want := []string{"Thomas|Williams|30,Jane|Smith|40,Bob|Smith|50,Karen|Williams|60",
-		"Bob|Smith|50,Jane|Smith|40,Karen|Williams|60,Thomas|Williams|30",
-		"Karen|Williams|60,Bob|Smith|50,Jane|Smith|40,Thomas|Williams|30", "0"}
-	if got := runJob(t, sortByLessJob); !slices.Equal(got, want) {
-		t.Fatalf("sortBy = %q, want %q", got, want)
-	}
-	parts := runJob(t, repartitionSortJob)
-	for i, p := range parts {
-		if !slices.IsSortedFunc(p, func(a, b kv) int { return a.Key - b.Key }) {
-			t.Fatalf("partition %d is not sorted by key: %v", i, p)
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		want := []string{"Thomas|Williams|30,Jane|Smith|40,Bob|Smith|50,Karen|Williams|60",
+			"Bob|Smith|50,Jane|Smith|40,Karen|Williams|60,Thomas|Williams|30",
+			"Karen|Williams|60,Bob|Smith|50,Jane|Smith|40,Thomas|Williams|30", "0"}
+		if got := runJob(t, fc, sortByLessJob); !slices.Equal(got, want) {
+			t.Fatalf("sortBy = %q, want %q", got, want)
 		}
-		slices.SortFunc(p, func(a, b kv) int { return 8*(a.Key-b.Key) + a.Value - b.Value })
-	}
-	if got, want := fmt.Sprint(parts), "[[{0 5} {0 8} {2 6}] [{1 3} {3 8} {3 8}]]"; got != want {
-		t.Fatalf("partitions %s, want %s", got, want)
-	}
+		parts := runJob(t, fc, repartitionSortJob)
+		for i, p := range parts {
+			if !slices.IsSortedFunc(p, func(a, b kv) int { return a.Key - b.Key }) {
+				t.Fatalf("partition %d is not sorted by key: %v", i, p)
+			}
+			slices.SortFunc(p, func(a, b kv) int { return 8*(a.Key-b.Key) + a.Value - b.Value })
+		}
+		if got, want := fmt.Sprint(parts), "[[{0 5} {0 8} {2 6}] [{1 3} {3 8} {3 8}]]"; got != want {
+			t.Fatalf("partitions %s, want %s", got, want)
+		}
+	})
 }

@@ -1,15 +1,16 @@
-package dataset_test
+package sparkcases_test
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/internal/threemode"
 )
 
 var intCodec = recordcodec.For[int]()
@@ -21,10 +22,10 @@ type kv = dataset.KV[int, int]
 
 type kc = dataset.KV[int, string]
 
-func runJob[R any](t *testing.T, j *dataset.JobDef[int, R], kvs ...string) R {
+// runJob runs j on fc, failing the test on an error.
+func runJob[R any](t *testing.T, fc *framework.Context, j *dataset.JobDef[int, R]) R {
 	t.Helper()
-	fc := localContext(t, kvs...)
-	r, err := j.Run(context.Background(), fc, 0)
+	r, err := j.Run(t.Context(), fc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +76,12 @@ var groupWith4Job = dataset.JobResult("test.ops.groupwith4", func(b *dataset.Bui
 
 // Spark: groupWith3 and groupWith4.
 func TestCoGroup3And4(t *testing.T) {
-	wantLines(t, "cogroup of 3", runJob(t, groupWith3Job),
-		"{1 {[1 2] [x] [a]}}", "{2 {[1] [y z] []}}", "{3 {[1] [] [b]}}", "{4 {[] [w] [c d]}}")
-	wantLines(t, "cogroup of 4", runJob(t, groupWith4Job),
-		"{1 {[1 2] [x] [a] []}}", "{2 {[1] [y z] [] [@]}}", "{3 {[1] [] [b] []}}", "{4 {[] [w] [c d] []}}")
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		wantLines(t, "cogroup of 3", runJob(t, fc, groupWith3Job),
+			"{1 {[1 2] [x] [a]}}", "{2 {[1] [y z] []}}", "{3 {[1] [] [b]}}", "{4 {[] [w] [c d]}}")
+		wantLines(t, "cogroup of 4", runJob(t, fc, groupWith4Job),
+			"{1 {[1 2] [x] [a] []}}", "{2 {[1] [y z] [] [@]}}", "{3 {[1] [] [b] []}}", "{4 {[] [w] [c d] []}}")
+	})
 }
 
 var subtractJob = dataset.JobResult("test.ops.subtract", func(b *dataset.Builder, _ int) ([2][]string, error) {
@@ -128,14 +131,16 @@ func errorsJoin(errs ...error) error {
 
 // Spark: subtract, subtractByKey, subtractByKey with narrow dependency.
 func TestSubtract(t *testing.T) {
-	if got := runJob(t, subtractJob); !slices.Equal(got[0], []string{"1"}) || got[1][0] != "2" {
-		t.Fatalf("subtract = %v with %v partitions, want [1] with a's 2", got[0], got[1])
-	}
-	got := runJob(t, subtractByKeyJob)
-	want := []string{"{1 a}", "{1 a}", "parts=2", "|", "{1 a}", "{1 a}", "partitioner={}"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("subtractByKey = %q, want %q", got, want)
-	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		if got := runJob(t, fc, subtractJob); !slices.Equal(got[0], []string{"1"}) || got[1][0] != "2" {
+			t.Fatalf("subtract = %v with %v partitions, want [1] with a's 2", got[0], got[1])
+		}
+		got := runJob(t, fc, subtractByKeyJob)
+		want := []string{"{1 a}", "{1 a}", "parts=2", "|", "{1 a}", "{1 a}", "partitioner={}"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("subtractByKey = %q, want %q", got, want)
+		}
+	})
 }
 
 var foldByKeyJob = dataset.JobResult("test.ops.foldbykey", func(b *dataset.Builder, _ int) ([]string, error) {
@@ -159,11 +164,13 @@ var foldByKeyJob = dataset.JobResult("test.ops.foldbykey", func(b *dataset.Build
 
 // Spark: foldByKey, foldByKey with mutable result type.
 func TestFoldByKey(t *testing.T) {
-	got := runJob(t, foldByKeyJob)
-	want := []string{"{1 7}", "{2 1}", "{1 [1 1 2 3]}", "{2 [1]}", "{1 [1]}", "{1 [1]}", "{1 [2]}", "{1 [3]}", "{2 [1]}"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("foldByKey = %q, want %q", got, want)
-	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, foldByKeyJob)
+		want := []string{"{1 7}", "{2 1}", "{1 [1 1 2 3]}", "{2 [1]}", "{1 [1]}", "{1 [1]}", "{1 [2]}", "{1 [3]}", "{2 [1]}"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("foldByKey = %q, want %q", got, want)
+		}
+	})
 }
 
 var lookupJob = dataset.JobResult("test.ops.lookup", func(b *dataset.Builder, _ int) ([]string, error) {
@@ -204,15 +211,17 @@ var lookupBadJob = dataset.JobResult("test.ops.lookup-bad", func(b *dataset.Buil
 
 // Spark: lookup, lookup with partitioner, lookup with bad partitioner.
 func TestLookup(t *testing.T) {
-	got := runJob(t, lookupJob)
-	want := []string{"[2]", "[6 7]", "[]", "[2]", "[6 7]", "[]", "true", "hash(2)"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("lookups = %q, want %q", got, want)
-	}
-	_, err := lookupBadJob.Run(context.Background(), localContext(t), 0)
-	if err == nil || !strings.Contains(err.Error(), "dataset: Lookup: partitioner bad gives key -1 partition -1 of 2") {
-		t.Fatalf("lookup of -1 with a bad partitioner: %v, want the partition named", err)
-	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, lookupJob)
+		want := []string{"[2]", "[6 7]", "[]", "[2]", "[6 7]", "[]", "true", "hash(2)"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("lookups = %q, want %q", got, want)
+		}
+		_, err := lookupBadJob.Run(t.Context(), fc, 0)
+		if err == nil || !strings.Contains(err.Error(), "dataset: Lookup: partitioner bad gives key -1 partition -1 of 2") {
+			t.Fatalf("lookup of -1 with a bad partitioner: %v, want the partition named", err)
+		}
+	})
 }
 
 var collectAsMapJob = dataset.JobResult("test.ops.collectasmap", func(b *dataset.Builder, _ int) (map[int]int, error) {
@@ -238,14 +247,16 @@ var flatMapValuesJob = dataset.JobResult("test.ops.flatmapvalues", func(b *datas
 // Spark: reduceByKey with collectAsMap; countByValue and flatMapValues
 // from their documented semantics.
 func TestCollectAsMapCountByValueFlatMapValues(t *testing.T) {
-	if got := runJob(t, collectAsMapJob); !maps.Equal(got, map[int]int{1: 7, 2: 1}) {
-		t.Fatalf("collectAsMap = %v, want map[1:7 2:1]", got)
-	}
-	if got := runJob(t, countByValueJob); !maps.Equal(got, map[string]int64{"a": 3, "b": 2, "c": 1}) {
-		t.Fatalf("countByValue = %v", got)
-	}
-	want := []string{"{1 97}", "{1 98}", "{3 99}", "hash(3)"}
-	if got := runJob(t, flatMapValuesJob); !slices.Equal(got, want) {
-		t.Fatalf("flatMapValues = %q, want %q", got, want)
-	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		if got := runJob(t, fc, collectAsMapJob); !maps.Equal(got, map[int]int{1: 7, 2: 1}) {
+			t.Fatalf("collectAsMap = %v, want map[1:7 2:1]", got)
+		}
+		if got := runJob(t, fc, countByValueJob); !maps.Equal(got, map[string]int64{"a": 3, "b": 2, "c": 1}) {
+			t.Fatalf("countByValue = %v", got)
+		}
+		want := []string{"{1 97}", "{1 98}", "{3 99}", "hash(3)"}
+		if got := runJob(t, fc, flatMapValuesJob); !slices.Equal(got, want) {
+			t.Fatalf("flatMapValues = %q, want %q", got, want)
+		}
+	})
 }

@@ -1,8 +1,7 @@
-package dataset_test
+package sparkcases_test
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"iter"
 	"math"
@@ -10,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
+	"github.com/flint-mesos/flint/internal/threemode"
 )
 
 // Ported from Spark's RDDSuite (core/src/test/scala/org/apache/spark/rdd):
@@ -53,11 +54,13 @@ var basicOpsJob = dataset.JobResult("test.ops.basic", func(b *dataset.Builder, _
 
 // Spark: basic operations (glom, mapPartitionsWithIndex, toLocalIterator).
 func TestGlomMapPartitionsWithIndexToLocalIterator(t *testing.T) {
-	got := runJob(t, basicOpsJob)
-	want := []string{"[[1 2] [3 4]]", "[[0 3] [1 7]]", "[1 2 3 4]"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("got %q, want %q", got, want)
-	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, basicOpsJob)
+		want := []string{"[[1 2] [3 4]]", "[[0 3] [1 7]]", "[1 2 3 4]"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	})
 }
 
 var emptyJob = dataset.JobResult("test.ops.empty", func(b *dataset.Builder, _ int) ([]int, error) {
@@ -97,9 +100,11 @@ var emptyJob = dataset.JobResult("test.ops.empty", func(b *dataset.Builder, _ in
 
 // Spark: empty RDD; cartesian on empty RDD.
 func TestEmptyDataset(t *testing.T) {
-	if got, want := runJob(t, emptyJob), []int{0, 0, 0, 0, 2, 2, 2, 2, 0}; !slices.Equal(got, want) {
-		t.Fatalf("sizes %v, want %v", got, want)
-	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		if got, want := runJob(t, fc, emptyJob), []int{0, 0, 0, 0, 2, 2, 2, 2, 0}; !slices.Equal(got, want) {
+			t.Fatalf("sizes %v, want %v", got, want)
+		}
+	})
 }
 
 var zipJob = dataset.JobResult("test.ops.zip", func(b *dataset.Builder, _ int) ([]string, error) {
@@ -138,32 +143,33 @@ var zipUnequalRecords = dataset.JobResult("test.ops.zip-unequal-records", func(b
 // Spark: zipped RDDs, zipWithIndex (with a single partition, chained with
 // other RDDs), zipWithUniqueId.
 func TestZip(t *testing.T) {
-	got := runJob(t, zipJob)
-	pairs := func(ps ...[2]any) string {
-		var s []string
-		for _, p := range ps {
-			s = append(s, fmt.Sprintf("{%v %v}", p[0], p[1]))
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, zipJob)
+		pairs := func(ps ...[2]any) string {
+			var s []string
+			for _, p := range ps {
+				s = append(s, fmt.Sprintf("{%v %v}", p[0], p[1]))
+			}
+			return "[" + strings.Join(s, " ") + "]"
 		}
-		return "[" + strings.Join(s, " ") + "]"
-	}
-	var idx []string
-	for i := range 10 {
-		idx = append(idx, fmt.Sprintf("{%d %d}", i, i))
-	}
-	want := []string{
-		"[" + pairs([2]any{1, 2}, [2]any{2, 3}) + " " + pairs([2]any{3, 4}, [2]any{4, 5}) + "]",
-		"[" + strings.Join(idx, " ") + "]", "[" + strings.Join(idx, " ") + "]", "10", "10",
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("got %q, want %q", got, want)
-	}
-	fc := localContext(t, "flint.task.maxFailures", "1")
-	if _, err := zipUnequalPartitions.Run(context.Background(), fc, 0); err == nil || !strings.Contains(err.Error(), "unequal numbers of partitions: 2 and 1") {
-		t.Fatalf("zip of 2 and 1 partitions: %v, want the partition counts named", err)
-	}
-	if _, err := zipUnequalRecords.Run(context.Background(), fc, 0); err == nil || !strings.Contains(err.Error(), "same number of records in each partition") {
-		t.Fatalf("zip of 4 and 5 records: %v, want a per-partition record count error", err)
-	}
+		var idx []string
+		for i := range 10 {
+			idx = append(idx, fmt.Sprintf("{%d %d}", i, i))
+		}
+		want := []string{
+			"[" + pairs([2]any{1, 2}, [2]any{2, 3}) + " " + pairs([2]any{3, 4}, [2]any{4, 5}) + "]",
+			"[" + strings.Join(idx, " ") + "]", "[" + strings.Join(idx, " ") + "]", "10", "10",
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+		if _, err := zipUnequalPartitions.Run(t.Context(), fc, 0); err == nil || !strings.Contains(err.Error(), "unequal numbers of partitions: 2 and 1") {
+			t.Fatalf("zip of 2 and 1 partitions: %v, want the partition counts named", err)
+		}
+		if _, err := zipUnequalRecords.Run(t.Context(), fc, 0); err == nil || !strings.Contains(err.Error(), "same number of records in each partition") {
+			t.Fatalf("zip of 4 and 5 records: %v, want a per-partition record count error", err)
+		}
+	})
 }
 
 var setOpsJob = dataset.JobResult("test.ops.set", func(b *dataset.Builder, _ int) ([]string, error) {
@@ -193,11 +199,13 @@ var setOpsJob = dataset.JobResult("test.ops.set", func(b *dataset.Builder, _ int
 // Spark: cartesian on non-empty RDDs, intersection, intersection strips
 // duplicates in an input.
 func TestCartesianIntersection(t *testing.T) {
-	want := []string{"{1 2},{1 3},{1 4},{2 2},{2 3},{2 4},{3 2},{3 3},{3 4}", "{1 1},{2 1},{3 1}", "{1 1},{1 2},{1 3}",
-		"[2 4 6 8 10]", "[2 4 6 8 10]", "[1 2 3]", "[1 2 3]"}
-	if got := runJob(t, setOpsJob); !slices.Equal(got, want) {
-		t.Fatalf("got %q, want %q", got, want)
-	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		want := []string{"{1 2},{1 3},{1 4},{2 2},{2 3},{2 4},{3 2},{3 3},{3 4}", "{1 1},{2 1},{3 1}", "{1 1},{1 2},{1 3}",
+			"[2 4 6 8 10]", "[2 4 6 8 10]", "[1 2 3]", "[1 2 3]"}
+		if got := runJob(t, fc, setOpsJob); !slices.Equal(got, want) {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	})
 }
 
 var orderedJob = dataset.JobResult("test.ops.ordered", func(b *dataset.Builder, _ int) ([]string, error) {
@@ -233,10 +241,12 @@ var orderedJob = dataset.JobResult("test.ops.ordered", func(b *dataset.Builder, 
 // Spark: top with predefined / custom ordering, takeOrdered with
 // predefined ordering, limit 0, custom ordering.
 func TestTopTakeOrdered(t *testing.T) {
-	want := []string{"[99999 99998 99997 99996 99995]", "[a b]", "[1 2 3 4 5]", "0", "[10 9 8 7 6]"}
-	if got := runJob(t, orderedJob); !slices.Equal(got, want) {
-		t.Fatalf("got %q, want %q", got, want)
-	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		want := []string{"[99999 99998 99997 99996 99995]", "[a b]", "[1 2 3 4 5]", "0", "[10 9 8 7 6]"}
+		if got := runJob(t, fc, orderedJob); !slices.Equal(got, want) {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	})
 }
 
 type arr struct{ V []int }
@@ -269,15 +279,17 @@ var treeJob = dataset.JobResult("test.ops.tree", func(b *dataset.Builder, _ int)
 // Spark: treeAggregate, treeAggregate with ops modifying first args,
 // treeReduce (depths 1 to 9).
 func TestTreeAggregate(t *testing.T) {
-	got := runJob(t, treeJob)
-	if len(got) != 27 {
-		t.Fatalf("got %d results, want 27", len(got))
-	}
-	for i, v := range got {
-		if v != -1000 {
-			t.Fatalf("result %d (depth %d) = %d, want -1000", i, i/3+1, v)
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, treeJob)
+		if len(got) != 27 {
+			t.Fatalf("got %d results, want 27", len(got))
 		}
-	}
+		for i, v := range got {
+			if v != -1000 {
+				t.Fatalf("result %d (depth %d) = %d, want -1000", i, i/3+1, v)
+			}
+		}
+	})
 }
 
 var statsJob = dataset.JobResult("test.ops.stats", func(b *dataset.Builder, _ int) ([]dataset.StatCounter, error) {
@@ -295,24 +307,26 @@ var statsJob = dataset.JobResult("test.ops.stats", func(b *dataset.Builder, _ in
 // Stats from Spark's documented StatCounter semantics: population and
 // sample variance computed here directly.
 func TestStats(t *testing.T) {
-	got := runJob(t, statsJob)
-	xs := []float64{1, 2, 3, 4, 5.5}
-	mean := 15.5 / 5
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	s := got[0]
-	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
-	if s.Count() != 5 || !near(s.Mean(), mean) || !near(s.Sum(), 15.5) || !near(s.Variance(), ss/5) ||
-		!near(s.SampleVariance(), ss/4) || !near(s.Stdev(), math.Sqrt(ss/5)) || s.Max() != 5.5 || s.Min() != 1 {
-		t.Fatalf("stats %+v: count %d mean %v var %v svar %v, want 5, %v, %v, %v", s, s.Count(), s.Mean(), s.Variance(), s.SampleVariance(), mean, ss/5, ss/4)
-	}
-	if e := got[1]; e.Count() != 0 || !math.IsNaN(e.Variance()) || !math.IsInf(e.Max(), -1) || !math.IsInf(e.Min(), 1) {
-		t.Fatalf("empty stats %+v", e)
-	}
-	if one := got[2]; one.Count() != 1 || one.Mean() != -3 || one.Variance() != 0 || !math.IsNaN(one.SampleVariance()) {
-		t.Fatalf("stats of one %+v", one)
-	}
-	_ = cmp.Compare[int]
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got := runJob(t, fc, statsJob)
+		xs := []float64{1, 2, 3, 4, 5.5}
+		mean := 15.5 / 5
+		ss := 0.0
+		for _, x := range xs {
+			ss += (x - mean) * (x - mean)
+		}
+		s := got[0]
+		near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+		if s.Count() != 5 || !near(s.Mean(), mean) || !near(s.Sum(), 15.5) || !near(s.Variance(), ss/5) ||
+			!near(s.SampleVariance(), ss/4) || !near(s.Stdev(), math.Sqrt(ss/5)) || s.Max() != 5.5 || s.Min() != 1 {
+			t.Fatalf("stats %+v: count %d mean %v var %v svar %v, want 5, %v, %v, %v", s, s.Count(), s.Mean(), s.Variance(), s.SampleVariance(), mean, ss/5, ss/4)
+		}
+		if e := got[1]; e.Count() != 0 || !math.IsNaN(e.Variance()) || !math.IsInf(e.Max(), -1) || !math.IsInf(e.Min(), 1) {
+			t.Fatalf("empty stats %+v", e)
+		}
+		if one := got[2]; one.Count() != 1 || one.Mean() != -3 || one.Variance() != 0 || !math.IsNaN(one.SampleVariance()) {
+			t.Fatalf("stats of one %+v", one)
+		}
+		_ = cmp.Compare[int]
+	})
 }

@@ -15,7 +15,7 @@ import (
 // Ported from Spark's RDDSuite and PairRDDFunctionsSuite: sampling,
 // approximate distinct counts and sorting with an explicit ordering.
 
-const sampleN = 100000 // Spark's takeSample test uses 1,000,000; smaller keeps CI fast
+const sampleN = 20000 // Spark's takeSample test uses 1,000,000; smaller keeps the three modes fast
 
 var takeSampleJob = dataset.JobResult("test.ops.takesample", func(b *dataset.Builder, _ int) ([]string, error) {
 	data := dataset.Parallelize(b, ints(1, sampleN+1), 2)
@@ -54,8 +54,8 @@ var takeSampleJob = dataset.JobResult("test.ops.takesample", func(b *dataset.Bui
 	return append(out, fmt.Sprint(all)), errorsJoin(err, err2)
 })
 
-// Spark: takeSample, takeSample from an empty rdd. Sampling 20 of 100,000
-// with replacement is distinct with probability 0.998; the seeds make
+// Spark: takeSample, takeSample from an empty rdd. Sampling 20 of 20,000
+// with replacement is distinct with probability 0.99; the seeds make
 // the test deterministic.
 func TestTakeSample(t *testing.T) {
 	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
@@ -192,22 +192,22 @@ func sampleByKeyCase(b *dataset.Builder, a stratArgs) ([]string, error) {
 
 // Spark: sampleByKey and sampleByKeyExact, both with and without
 // replacement, varying the size, the stratum fraction, the seed and the
-// sampling rate (Spark's sizes up to 1,000,000; here up to 100,000).
+// sampling rate (Spark's sizes up to 1,000,000; here up to 20,000).
 func TestSampleByKey(t *testing.T) {
-	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
-		var cases []stratArgs
-		for _, n := range []int{100, 1000, sampleN} {
-			cases = append(cases, stratArgs{N: n, FractionPos: 0.3, Rate: 0.1, Seed: 1})
-		}
-		for _, f := range []float64{0.1, 0.5, 0.9} {
-			cases = append(cases, stratArgs{N: 100, FractionPos: f, Rate: 0.1, Seed: 1})
-		}
-		for seed := uint64(2); seed <= 4; seed++ {
-			cases = append(cases, stratArgs{N: 100, FractionPos: 0.3, Rate: 0.1, Seed: seed})
-		}
-		for _, r := range []float64{0.01, 0.05, 0.5} {
-			cases = append(cases, stratArgs{N: 100, FractionPos: 0.3, Rate: r, Seed: 1})
-		}
+	var cases []stratArgs
+	for _, n := range []int{100, 1000, sampleN} {
+		cases = append(cases, stratArgs{N: n, FractionPos: 0.3, Rate: 0.1, Seed: 1})
+	}
+	for _, f := range []float64{0.1, 0.5, 0.9} {
+		cases = append(cases, stratArgs{N: 100, FractionPos: f, Rate: 0.1, Seed: 1})
+	}
+	for seed := uint64(2); seed <= 4; seed++ {
+		cases = append(cases, stratArgs{N: 100, FractionPos: 0.3, Rate: 0.1, Seed: seed})
+	}
+	for _, r := range []float64{0.01, 0.05, 0.5} {
+		cases = append(cases, stratArgs{N: 100, FractionPos: 0.3, Rate: r, Seed: 1})
+	}
+	variants := func(cases []stratArgs) []stratArgs {
 		var all []stratArgs
 		for _, c := range cases {
 			for _, exact := range []bool{false, true} {
@@ -217,14 +217,24 @@ func TestSampleByKey(t *testing.T) {
 				}
 			}
 		}
-		problems, err := sampleByKeyJob.Run(t.Context(), fc, all)
-		if err != nil {
-			t.Fatal(err)
+		return all
+	}
+	check := func(cases []stratArgs) func(t *testing.T, fc *framework.Context) {
+		return func(t *testing.T, fc *framework.Context) {
+			problems, err := sampleByKeyJob.Run(t.Context(), fc, cases)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(problems) > 0 {
+				t.Fatal(strings.Join(problems, "\n"))
+			}
 		}
-		if len(problems) > 0 {
-			t.Fatal(strings.Join(problems, "\n"))
-		}
-	})
+	}
+	// every case in local mode (48 samples, 72 jobs); in coarse and fine
+	// the four variants at the two larger sizes, whose records cross
+	// processes (about a second per job there)
+	threemode.RunIn(t, []threemode.Mode{threemode.Local}, check(variants(cases)))
+	threemode.RunIn(t, []threemode.Mode{threemode.Coarse, threemode.Fine}, check(variants(cases[1:3])))
 }
 
 var approxDistinctJob = dataset.JobResult("test.ops.approxdistinct", func(b *dataset.Builder, _ int) ([]int64, error) {

@@ -219,6 +219,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	if dial == nil {
 		dial = mesosbackend.SubscribeWith(b.p.Config, mesosbackend.Subscription{
 			Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
+			Metrics: b.p.Metrics,
 		})
 	}
 	conn, user, err := dial(ctx, inlet{b})

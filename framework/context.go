@@ -12,6 +12,7 @@ import (
 	"github.com/flint-mesos/flint/executor/jobconf"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/drivermetrics"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/progress"
@@ -42,8 +43,10 @@ type Context struct {
 	stopOnce sync.Once
 	stopErr  error
 	op       opView
-	filesMu  sync.Mutex // guards files
-	files    addedFiles
+	// connMetrics are the backend's Mesos connection counters, on /metrics.
+	connMetrics *drivermetrics.Conn
+	filesMu     sync.Mutex // guards files
+	files       addedFiles
 }
 
 // Option configures NewContext.
@@ -90,7 +93,8 @@ func NewContext(ctx context.Context, cfg *Config, opts ...Option) (*Context, err
 	if err != nil {
 		return nil, fmt.Errorf("framework: %w", err)
 	}
-	c := &Context{cfg: cfg, master: master, log: o.log, registry: o.registry, seed: seed, bus: event.NewBus(0)}
+	c := &Context{cfg: cfg, master: master, log: o.log, registry: o.registry, seed: seed, bus: event.NewBus(0),
+		connMetrics: drivermetrics.NewConn()}
 	for _, l := range o.listeners {
 		c.bus.AddListener(l)
 	}
@@ -117,7 +121,7 @@ func NewContext(ctx context.Context, cfg *Config, opts ...Option) (*Context, err
 }
 
 func (c *Context) startBackend(ctx context.Context) error {
-	b, err := backend.New(backend.Params{Master: c.master, Config: c.cfg, Logger: c.log, Registry: c.registry})
+	b, err := backend.New(backend.Params{Master: c.master, Config: c.cfg, Logger: c.log, Registry: c.registry, Metrics: c.connMetrics})
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,7 @@ func (c *Context) startUIServer() error {
 		store.OnEvent(e)
 		ml.OnEvent(e)
 	}))
-	metrics := drivermetrics.Handler(drivermetrics.Registry(ml, c.bus.Dropped))
+	metrics := drivermetrics.Handler(drivermetrics.Registry(ml, c.connMetrics, c.bus.Dropped))
 	o := webui.Options{Token: token, Explain: c.explainForUI, Now: c.op.now, Metrics: metrics}
 	if c.master.Kind != backend.MasterLocal {
 		o.Sandbox = c.sandboxForUI

@@ -99,6 +99,7 @@ type Subscription struct {
 	NetworkTimeout time.Duration      // flint.network.timeout: Start waits min(it, 60s) unless Options set a timeout
 	Logger         logrus.FieldLogger // the connection's logger
 	Options        []mesosconn.Option // applied after the logger
+	Metrics        mesosconn.Metrics  // the driver's connection counters (backend.Params.Metrics); nil: none
 }
 
 // Subscribe builds the connection's configuration from the flint.* keys
@@ -106,7 +107,7 @@ type Subscription struct {
 // the framework user (FrameworkInfo.user, default mesosconn.DefaultUser);
 // it is returned also when the master cannot be reached.
 func Subscribe(ctx context.Context, fc *config.Config, s Subscription, h mesosconn.Handler) (conn *mesosconn.Conn, user string, err error) {
-	mc, err := mesosconn.ConfigFrom(fc, append([]mesosconn.Option{mesosconn.WithLogger(s.Logger)}, s.Options...)...)
+	mc, err := mesosconn.ConfigFrom(fc, append([]mesosconn.Option{mesosconn.WithLogger(s.Logger), mesosconn.WithMetrics(s.Metrics)}, s.Options...)...)
 	if err != nil {
 		return nil, "", err
 	}

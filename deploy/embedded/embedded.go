@@ -178,7 +178,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) error {
 		c.URL(), plural.N(b.size.Agents, "agent"), plural.F(b.size.CPUs, "cpu"), b.size.MemMB, b.workDir)
 	inner, err := backend.New(backend.Params{
 		Master: backend.Master{Raw: "mesos://" + addr, Kind: backend.MasterMesos, Address: addr},
-		Config: b.p.Config, Logger: b.log, Registry: b.p.Registry,
+		Config: b.p.Config, Logger: b.log, Registry: b.p.Registry, Metrics: b.p.Metrics,
 	})
 	if err == nil {
 		err = inner.Start(ctx, d)

@@ -143,6 +143,18 @@ type Params struct {
 	Config   *config.Config
 	Logger   logrus.FieldLogger
 	Registry *task.Registry
+	// Metrics are the driver's Mesos connection counters
+	// (framework/drivermetrics.Conn; nil: none), which a Mesos backend
+	// hands its connection (framework/mesosconn.Metrics).
+	Metrics ConnMetrics
+}
+
+// ConnMetrics counts what a Mesos connection sees (the method set of
+// framework/mesosconn.Metrics).
+type ConnMetrics interface {
+	OffersReceived(n int)
+	OffersDeclined(reason string, n int)
+	Resubscribed()
 }
 
 // Factory builds a Backend for a master string.

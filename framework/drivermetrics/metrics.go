@@ -11,15 +11,36 @@ import (
 	"github.com/flint-mesos/flint/framework/event"
 )
 
-// Mesos connection counters, process-wide.
-var (
-	OffersReceived = prometheus.NewCounter(prometheus.CounterOpts{Name: "flint_mesos_offers_received_total",
-		Help: "Resource offers received from the Mesos master."})
-	OffersDeclined = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flint_mesos_offers_declined_total",
-		Help: "Resource offers declined, by reason."}, []string{"reason"})
-	Resubscriptions = prometheus.NewCounter(prometheus.CounterOpts{Name: "flint_mesos_resubscriptions_total",
-		Help: "SUBSCRIBED events after the first: the connection to the master was lost and re-established."})
-)
+// Conn is one driver's Mesos connection counters: a
+// framework/mesosconn.Metrics handed to its backend (backend.Params), not
+// a process-wide variable, so two drivers in one process count apart.
+type Conn struct {
+	offersReceived  prometheus.Counter
+	offersDeclined  *prometheus.CounterVec
+	resubscriptions prometheus.Counter
+}
+
+// NewConn returns connection counters at zero.
+func NewConn() *Conn {
+	return &Conn{
+		offersReceived: counter("flint_mesos_offers_received_total", "Resource offers received from the Mesos master."),
+		offersDeclined: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "flint_mesos_offers_declined_total",
+			Help: "Resource offers declined, by reason."}, []string{"reason"}),
+		resubscriptions: counter("flint_mesos_resubscriptions_total",
+			"SUBSCRIBED events after the first: the connection to the master was lost and re-established."),
+	}
+}
+
+// OffersReceived counts n offers received.
+func (m *Conn) OffersReceived(n int) { m.offersReceived.Add(float64(n)) }
+
+// OffersDeclined counts n offers declined for reason.
+func (m *Conn) OffersDeclined(reason string, n int) {
+	m.offersDeclined.WithLabelValues(reason).Add(float64(n))
+}
+
+// Resubscribed counts a re-subscription.
+func (m *Conn) Resubscribed() { m.resubscriptions.Inc() }
 
 // TaskDurationBuckets are the task duration histogram's buckets, in seconds:
 // from 1 ms to about 17 minutes.
@@ -145,10 +166,12 @@ func (l *Listener) onTaskEnd(e event.TaskEnd) {
 // Registry returns a registry with l's metrics, the Mesos connection's,
 // Go's runtime and process collectors, and dropped, the listener bus'
 // count of events dropped for slow listeners (nil to leave it out).
-func Registry(l *Listener, dropped func() int64) *prometheus.Registry {
+func Registry(l *Listener, conn *Conn, dropped func() int64) *prometheus.Registry {
 	r := prometheus.NewRegistry()
 	r.MustRegister(l.all...)
-	r.MustRegister(OffersReceived, OffersDeclined, Resubscriptions)
+	if conn != nil {
+		r.MustRegister(conn.offersReceived, conn.offersDeclined, conn.resubscriptions)
+	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if dropped != nil {
 		r.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "flint_listener_events_dropped_total",

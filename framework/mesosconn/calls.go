@@ -8,8 +8,6 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
-
-	"github.com/flint-mesos/flint/framework/drivermetrics"
 )
 
 // send makes a call on the live subscription, with the framework id filled in.
@@ -76,7 +74,7 @@ func (c *Conn) Decline(offerIDs []mesos.OfferID, why DeclineReason) error {
 		refuse = DefaultRefuse
 	}
 	c.log.Debugf("mesosconn: declining %d offer(s): %s (refuse %s)", len(offerIDs), why, refuse)
-	drivermetrics.OffersDeclined.WithLabelValues(strings.ReplaceAll(why.String(), " ", "_")).Add(float64(len(offerIDs)))
+	c.metrics().OffersDeclined(strings.ReplaceAll(why.String(), " ", "_"), len(offerIDs))
 	return c.send(&scheduler.Call{
 		Type:    scheduler.Call_DECLINE,
 		Decline: &scheduler.Call_Decline{OfferIDs: offerIDs, Filters: filters(refuse)},

@@ -83,9 +83,10 @@ type Config struct {
 	DisablePeriodicRec bool          // no periodic reconciliation (tests)
 
 	// Injected dependencies.
-	Clock  Clock              // default the real clock
-	Rand   *rand.Rand         // backoff jitter; default seeded from the clock, seed logged
-	Logger logrus.FieldLogger // default a logrus logger at Info
+	Clock   Clock              // default the real clock
+	Rand    *rand.Rand         // backoff jitter; default seeded from the clock, seed logged
+	Logger  logrus.FieldLogger // default a logrus logger at Info
+	Metrics Metrics            // counters of offers, declines, resubscriptions; default none
 }
 
 // DefaultRefuse asks the master for its default filter (refuse_seconds absent: 5 s).

@@ -14,7 +14,6 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
-	"github.com/flint-mesos/flint/framework/drivermetrics"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
 )
 
@@ -230,7 +229,7 @@ func (c *Conn) handle(caller calls.Caller, e *scheduler.Event) error {
 		c.mu.Lock()
 		c.lastOffer = c.clock.Now()
 		c.mu.Unlock()
-		drivermetrics.OffersReceived.Add(float64(len(e.GetOffers().GetOffers())))
+		c.metrics().OffersReceived(len(e.GetOffers().GetOffers()))
 		c.h.Offers(e.GetOffers().GetOffers())
 	case scheduler.Event_RESCIND:
 		c.h.Rescinded(e.GetRescind().OfferID)
@@ -307,7 +306,7 @@ func (c *Conn) subscribed(caller calls.Caller, sub *scheduler.Event_Subscribed) 
 	}
 	c.log.Debugf("mesosconn: subscribed as framework %s to master %s (resubscribed: %v)", id, master.GetID(), re)
 	if re {
-		drivermetrics.Resubscriptions.Inc()
+		c.metrics().Resubscribed()
 	}
 	c.h.Subscribed(id, master, re)
 	if err := c.send(calls.Reconcile()); err != nil {

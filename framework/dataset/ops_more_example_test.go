@@ -388,3 +388,67 @@ func ExampleJoinWith() {
 	// CoGroup3With [ann=[31] [Oslo] [] bob=[42] [] [dog] cat=[] [Rome] []] on hash(2)
 	// CoGroup4With [ann=[31] [Oslo] [] [] bob=[42] [] [dog] [] cat=[] [Rome] [] [1999]] on hash(2)
 }
+
+// printOp prints the line of lines that is about op.
+func printOp(lines []string, op string) {
+	for _, l := range lines {
+		if strings.HasPrefix(l, op+" ") {
+			fmt.Println(l)
+		}
+	}
+}
+
+func ExampleFoldByKeyWith() {
+	printOp(runExample(exampleWith), "FoldByKeyWith")
+	// Output: FoldByKeyWith [ann=107 bob=105] on hash(3)
+}
+
+func ExampleAggregateByKeyWith() {
+	printOp(runExample(exampleWith), "AggregateByKeyWith")
+	// Output: AggregateByKeyWith [ann=4 bob=5] on hash(3)
+}
+
+func ExampleCombineByKeyWith() {
+	printOp(runExample(exampleWith), "CombineByKeyWith")
+	// Output: CombineByKeyWith [ann=2 bob=1] on hash(3)
+}
+
+func ExampleGroupByKeyWith() {
+	printOp(runExample(exampleWith), "GroupByKeyWith")
+	// Output: GroupByKeyWith [ann=[3 4] bob=[5]] on hash(3)
+}
+
+func ExampleSubtractByKeyWith() {
+	printOp(runExample(exampleWith), "SubtractByKeyWith")
+	// Output: SubtractByKeyWith [bob=5] on hash(3)
+}
+
+func ExampleLeftOuterJoinWith() {
+	printOp(runExample(exampleJoinsWith), "LeftOuterJoinWith")
+	// Output: LeftOuterJoinWith [ann=31,Oslo bob=42,none] on hash(2)
+}
+
+func ExampleRightOuterJoinWith() {
+	printOp(runExample(exampleJoinsWith), "RightOuterJoinWith")
+	// Output: RightOuterJoinWith [ann=31,Oslo cat=none,Rome] on hash(2)
+}
+
+func ExampleFullOuterJoinWith() {
+	printOp(runExample(exampleJoinsWith), "FullOuterJoinWith")
+	// Output: FullOuterJoinWith [ann=31,Oslo bob=42,none cat=none,Rome] on hash(2)
+}
+
+func ExampleCoGroupWith() {
+	printOp(runExample(exampleJoinsWith), "CoGroupWith")
+	// Output: CoGroupWith [ann=[31] [Oslo] bob=[42] [] cat=[] [Rome]] on hash(2)
+}
+
+func ExampleCoGroup3With() {
+	printOp(runExample(exampleJoinsWith), "CoGroup3With")
+	// Output: CoGroup3With [ann=[31] [Oslo] [] bob=[42] [] [dog] cat=[] [Rome] []] on hash(2)
+}
+
+func ExampleCoGroup4With() {
+	printOp(runExample(exampleJoinsWith), "CoGroup4With")
+	// Output: CoGroup4With [ann=[31] [Oslo] [] [] bob=[42] [] [dog] [] cat=[] [Rome] [] [1999]] on hash(2)
+}

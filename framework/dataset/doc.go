@@ -250,9 +250,9 @@
 //   - Coalesce does not yet group parents by preferred host (Spark's
 //     DefaultPartitionCoalescer does when they have locations, within a
 //     balance slack of 0.10); it groups consecutive parents as Spark does
-//     for parents without locations. Only file splits carry a preferred
-//     host today, so a coalesce of other datasets groups as Spark's would;
-//     one of file splits spread over several hosts may read some splits
-//     remotely that Spark would read locally — slower, never different
-//     records.
+//     for parents without locations. Parents have locations when they are
+//     file splits or cached partitions; a coalesce of any other dataset
+//     groups as Spark's would, and one of parents spread over several
+//     hosts may read some remotely that Spark would read locally — slower,
+//     never different records.
 package dataset

@@ -13,7 +13,6 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/contract"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/tlspin"
 )
@@ -80,7 +79,7 @@ func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
 	}
 	for _, t := range ts {
 		for _, r := range rs {
-			msg := shuffleenv.ShuffleReleaseMessage(r.Namespace, r.ShuffleID, r.All)
+			msg := contract.ShuffleReleaseMessage(r.Namespace, r.ShuffleID, r.All)
 			if err := conn.Message(mesos.AgentID{Value: t.agentID}, mesos.ExecutorID{Value: t.executorID}, msg); err != nil {
 				b.log.WithField("executor", t.executorID).Debugf("fine: release shuffle outputs: %v", err)
 			}

@@ -67,6 +67,6 @@
 // driver, reported at the agent's host name; tasks find it in their
 // context. While it holds committed map outputs the executor does not exit
 // on idle — reducers may still read them — until the driver releases the
-// shuffles with a framework message (shuffleenv.ShuffleReleaseMessage) or goes
+// shuffles with a framework message (contract.ShuffleReleaseMessage) or goes
 // away (SHUTDOWN). Exiting deletes the files.
 package fineexec

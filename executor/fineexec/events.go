@@ -319,7 +319,7 @@ func closeShuffle(sh *shuffleenv.Env) {
 // message handles a framework message from the driver: a shuffle release
 // deletes that shuffle's outputs (and may let the executor exit on idle).
 func (e *Executor) message(data []byte) {
-	ns, id, all, ok := shuffleenv.ParseShuffleReleaseMessage(data)
+	ns, id, all, ok := contract.ParseShuffleReleaseMessage(data)
 	e.mu.Lock()
 	sh := e.shuffle
 	e.mu.Unlock()

@@ -176,7 +176,7 @@ func TestFineExecutorStaysWhileItHoldsShuffleOutputs(t *testing.T) {
 		t.Fatalf("reduce read %d records after the idle timeout, want 300", n)
 	}
 
-	if err := conn.Message(agentID, ei.ExecutorID, shuffleenv.ReleaseMessage(5)); err != nil {
+	if err := conn.Message(agentID, ei.ExecutorID, contract.ReleaseMessage(5)); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, func() bool {

@@ -266,36 +266,6 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	}
 }
 
-func TestReleaseMessage(t *testing.T) {
-	if id, ok := shuffleenv.ParseReleaseMessage(shuffleenv.ReleaseMessage(42)); !ok || id != 42 {
-		t.Fatalf("round trip: %d, %v", id, ok)
-	}
-	for _, b := range []string{"", "flint.shuffle.release:", "flint.shuffle.release:-1", "flint.shuffle.release:01", "other:1"} {
-		if _, ok := shuffleenv.ParseReleaseMessage([]byte(b)); ok {
-			t.Errorf("%q parsed", b)
-		}
-	}
-}
-
-func TestShuffleReleaseMessages(t *testing.T) {
-	for _, c := range []struct {
-		ns  string
-		id  int
-		all bool
-	}{{"", 7, false}, {"run-1", 0, true}, {"run_2.x", 3, false}} {
-		ns, id, all, ok := shuffleenv.ParseShuffleReleaseMessage(shuffleenv.ShuffleReleaseMessage(c.ns, c.id, c.all))
-		if !ok || ns != c.ns || all != c.all || (!all && id != c.id) {
-			t.Errorf("%+v: parsed %q %d %v %v", c, ns, id, all, ok)
-		}
-	}
-	for _, b := range []string{"flint.shuffle.release-ns:", "flint.shuffle.release-ns:a/b", "flint.shuffle.release-ns:a/-1",
-		"flint.shuffle.release-ns:a/01", "flint.shuffle.release-ns:../x", "flint.shuffle.release-ns:a b", "flint.shuffle.release:x"} {
-		if _, _, _, ok := shuffleenv.ParseShuffleReleaseMessage([]byte(b)); ok {
-			t.Errorf("%q parsed", b)
-		}
-	}
-}
-
 func TestDriverPropertiesGiveEveryExecutorTheSameApplication(t *testing.T) {
 	c := config.New()
 	a, err := shuffleenv.DriverProperties(c, "secret-a")

@@ -50,6 +50,9 @@ func For[T any]() Codec[T] {
 	if c, ok := namedBasic[T](); ok {
 		return c
 	}
+	if c, ok := reflectCodecFor[T](); ok {
+		return c
+	}
 	return gobCodec[T]{}
 }
 

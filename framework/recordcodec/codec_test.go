@@ -67,7 +67,7 @@ func TestForChoosesTheTypedPathAndRoundTrips(t *testing.T) {
 	roundTrip(t, recordcodec.KV[string, int64]{Key: strings.Repeat("k", 300), Value: -1}, "kv(string,varint)")
 	roundTrip(t, recordcodec.KV[word, recordcodec.KV[id, []byte]]{Key: "w", Value: recordcodec.KV[id, []byte]{Key: 9, Value: []byte("v")}}, "kv(string,kv(varint,bytes))")
 	roundTrip(t, netip.MustParseAddr("10.1.2.3"), "binary")
-	roundTrip(t, point{X: 1, Y: -2, Tags: []string{"a", "b"}}, "gob")
+	roundTrip(t, point{X: 1, Y: -2, Tags: []string{"a", "b"}}, "struct")
 }
 
 func TestDecodedBytesDoNotAliasTheInput(t *testing.T) {

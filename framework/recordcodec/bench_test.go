@@ -75,3 +75,39 @@ func BenchmarkDecodeRecord100(b *testing.B) {
 		})
 	}
 }
+
+// userKey is a struct key as a ported job has them.
+type userKey struct {
+	User string
+	Day  int32
+}
+
+// benchStructs measures a struct key's codec: the type walk For picks
+// ("struct") beside gob, the path it replaced.
+func benchStructs(b *testing.B, c recordcodec.Codec[userKey]) {
+	recs := make([]userKey, 1024)
+	for i := range recs {
+		recs[i] = userKey{User: "user" + strconv.Itoa(i), Day: int32(i % 366)}
+	}
+	b.Run("encode", func(b *testing.B) {
+		buf := make([]byte, 0, 64)
+		for i := 0; b.Loop(); i++ {
+			buf, _ = c.Append(buf[:0], recs[i&1023])
+		}
+		sink = buf
+	})
+	enc := make([][]byte, len(recs))
+	for i, r := range recs {
+		enc[i], _ = c.Append(nil, r)
+	}
+	b.Run("decode", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := c.Decode(enc[i&1023]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkStructKeyWalk(b *testing.B) { benchStructs(b, recordcodec.For[userKey]()) }
+func BenchmarkStructKeyGob(b *testing.B)  { benchStructs(b, recordcodec.Gob[userKey]()) }

@@ -193,6 +193,9 @@ type nodeInfo struct {
 	// partitioning is how the records are placed by key, when known
 	// (partitioning.go)
 	partitioning *partitioning
+	// data is a digest of what the body handed a source to decide its
+	// records (datadigest.go), part of the fingerprint
+	data string
 }
 
 func (n *nodeInfo) info() *nodeInfo { return n }
@@ -310,6 +313,9 @@ func describe(n *nodeInfo) string {
 	}
 	if n.storage != 0 {
 		fmt.Fprintf(&s, " %v", n.storage)
+	}
+	if n.data != "" {
+		fmt.Fprintf(&s, " data=%s", n.data)
 	}
 	return s.String()
 }

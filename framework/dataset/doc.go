@@ -150,6 +150,22 @@
 // and seed, and are marked to depend on that order, so after a shuffle
 // they are rerun whole when their output is lost.
 //
+// # What a job body may do
+//
+// A body may build datasets from its arguments and deterministic code,
+// and use the results of its actions. It must freeze with Value anything
+// that could differ between processes (the time, random seeds, the
+// environment, files or services read in the body): data handed to
+// Parallelize, Range's bounds and Sample's seed are part of the graph's
+// fingerprint, so an executor whose replay computed other data fails the
+// task with ErrGraphMismatch, at once and naming the node, never with a
+// different answer (local mode replays the body too). Side effects
+// between actions (writing files, calling services) run again on every
+// executor replaying the body: guard them with Driver, and print to Out.
+// Closures' captured variables are not fingerprinted: what they read
+// must come from the same frozen or deterministic sources. See
+// ExampleValue.
+//
 // # Task context
 //
 // A closure that needs to know about its task gets a TaskContext through

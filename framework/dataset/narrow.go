@@ -245,6 +245,7 @@ func Coalesce[T any](ds Dataset[T], n int) Dataset[T] {
 // a whole when any of its output is lost.
 func Sample[T any](ds Dataset[T], fraction float64, seed uint64) Dataset[T] {
 	out := sample(ds, fraction, seed)
+	out.n.data = digestOf(fraction, seed)
 	out.n.dependsOnOrder()
 	return keepPartitioning(ds, out)
 }

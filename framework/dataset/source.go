@@ -30,6 +30,7 @@ func Parallelize[T any](b *Builder, xs []T, parts int) Dataset[T] {
 		}
 		return nil
 	})
+	ds.n.data = digestOf(xs)
 	return ds
 }
 
@@ -39,7 +40,7 @@ func Range(b *Builder, start, end int64, parts int) Dataset[int64] {
 		parts = b.DefaultParallelism()
 	}
 	n := max(end-start, 0)
-	return newNode[int64](b, "range", parts, nil, nil, func(tc *taskContext, p int, emit func([]int64) error) error {
+	ds := newNode[int64](b, "range", parts, nil, nil, func(tc *taskContext, p int, emit func([]int64) error) error {
 		lo, hi := start+n*int64(p)/int64(parts), start+n*int64(p+1)/int64(parts)
 		buf := make([]int64, 0, batchSize)
 		for i := lo; i < hi; i++ {
@@ -56,6 +57,8 @@ func Range(b *Builder, start, end int64, parts int) Dataset[int64] {
 		}
 		return nil
 	})
+	ds.n.data = digestOf(start, end)
+	return ds
 }
 
 // TextFile is the lines of the files at paths, split at '\n' (a '\r' before it is kept). A

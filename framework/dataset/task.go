@@ -83,7 +83,8 @@ func replayBody(j jobEntry, w *jobWire) (c *capture, err error) {
 			ErrGraphMismatch, j.name(), b.actions, w.Action)
 	}
 	if err := compareFingerprints(j.name(), w.Fingerprint, fingerprint(c.nodes)); err != nil {
-		return nil, err
+		// a body building another graph here will build it again
+		return nil, task.NotRetryable(err)
 	}
 	return c, nil
 }

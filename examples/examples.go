@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/flint-mesos/flint"
+	"github.com/flint-mesos/flint/examples/events"
 	"github.com/flint-mesos/flint/examples/join"
 	"github.com/flint-mesos/flint/examples/pagerank"
 	"github.com/flint-mesos/flint/examples/pi"
@@ -24,6 +25,7 @@ type Example struct {
 var all = map[string]Example{
 	"pi":        {Name: "pi", Usage: pi.Usage, Run: pi.Main, Check: pi.Check},
 	"sort":      {Name: "sort", Usage: sortlines.Usage, Run: sortlines.Main, Check: sortlines.Check},
+	"events":    {Name: "events", Usage: events.Usage, Run: events.Main, Check: events.Check},
 	"join":      {Name: "join", Usage: join.Usage, Run: join.Main, Check: join.Check},
 	"pagerank":  {Name: "pagerank", Usage: pagerank.Usage, Run: pagerank.Main, Check: pagerank.Check},
 	"wordcount": {Name: "wordcount", Usage: wordcount.Usage, Run: wordcount.Main, Check: wordcount.Check},

@@ -185,6 +185,22 @@ func prepareReadmeInputs(t *testing.T, dir string, args []string) func(stdout st
 		write("a.tsv", "k1\tl1\nk2\tl2\nk2\tl2b\nk3\tl3\n")
 		write("b.tsv", "k2\tr2\nk3\tr3\nk4\tr4\n")
 		return expectPartFiles(t, filepath.Join(dir, "joined"), "k2\tl2\tr2\nk2\tl2b\tr2\nk3\tl3\tr3\n", true)
+	case "events":
+		write("events.json", `{"user": "ann", "kind": "buy", "amount": 2.5}`+"\n"+`{"user": "ann", "kind": "buy", "amount": 1}`+"\n"+
+			`{"user": "bob", "kind": "view", "amount": 0}`+"\n"+`{"user": "bob", "amount": "lots"}`+"\n")
+		out := filepath.Join(dir, "totals")
+		return func(stdout string) error {
+			if want := "3 events (1 malformed lines dropped): 2 totals per user and kind written to totals/\n"; stdout != want {
+				return fmt.Errorf("stdout %q, want %q", stdout, want)
+			}
+			if files, _ := filepath.Glob(filepath.Join(out, "part-*.parquet")); len(files) == 0 {
+				return fmt.Errorf("no Parquet part file under %s", out)
+			}
+			if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
+				return fmt.Errorf("output not committed: %w", err)
+			}
+			return nil
+		}
 	case "pagerank":
 		edges := [][2]string{{"a", "b"}, {"a", "c"}, {"b", "c"}, {"c", "a"}, {"d", "c"}, {"d", "a"}}
 		var text strings.Builder

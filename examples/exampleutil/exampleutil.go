@@ -10,12 +10,12 @@ import (
 	"strings"
 )
 
-// CheckInputs checks that local input paths exist (globs match
+// CheckInputs checks that local input paths exist (other schemes are listed by the job) (globs match
 // something) and, when output is set, that it does not hold anything.
 func CheckInputs(example string, paths []string, output string) error {
 	for _, p := range paths {
-		if strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") {
-			continue
+		if strings.Contains(p, "://") && !strings.HasPrefix(p, "file://") {
+			continue // http(s)://, s3://: listed by the job
 		}
 		if strings.ContainsAny(p, "*?[") {
 			if m, err := filepath.Glob(p); err != nil || len(m) == 0 {
@@ -29,7 +29,7 @@ func CheckInputs(example string, paths []string, output string) error {
 			return fmt.Errorf("%s: input %w", example, err)
 		}
 	}
-	if output != "" {
+	if output != "" && !strings.Contains(output, "://") {
 		if ents, err := os.ReadDir(output); err == nil && len(ents) > 0 {
 			return fmt.Errorf("%s: output directory %s already exists and is not empty", example, output)
 		}

@@ -15,7 +15,9 @@
 //   - FailFast (the default): the task fails, naming the file, the line and why; the job
 //     fails with that error (a malformed record fails every attempt, so it is not retried).
 //   - DropMalformed: the record is skipped and counted in the accumulator the options name
-//     (Options.Dropped), exactly once per record however often tasks are retried.
+//     (Options.Dropped) with dataset.Accumulator's guarantees: exactly once when the read
+//     is in an action's final stage (a failed or speculative attempt's count is dropped);
+//     a map stage recomputed after a lost executor counts again, as in Spark.
 //   - Permissive: the record becomes a T anyway — the fields that parsed set, the others
 //     their zero value — and T's field of type *formats.Corrupt is set to where the record
 //     is, its raw text and why it is malformed; a well-formed record has that field nil.

@@ -54,6 +54,7 @@ func SampleWithReplacement[T any](ds Dataset[T], fraction float64, seed uint64) 
 			return emit(batch)
 		})
 	})
+	out.n.data = digestOf(fraction, seed)
 	out.n.dependsOnOrder()
 	return keepPartitioning(ds, out)
 }
@@ -100,6 +101,7 @@ func RandomSplit[T any](ds Dataset[T], weights []float64, seed uint64) []Dataset
 				return emit(batch)
 			})
 		})
+		split.n.data = digestOf(weights, seed, i)
 		split.n.dependsOnOrder()
 		out[i] = keepPartitioning(ds, split)
 		lo = hi
@@ -243,6 +245,7 @@ func SampleByKey[K comparable, V any](ds Dataset[KV[K, V]], withReplacement bool
 			return emit(batch)
 		})
 	})
+	out.n.data = digestOf(withReplacement, fractions, seed)
 	out.n.dependsOnOrder()
 	return keepPartitioning(ds, out)
 }
@@ -293,6 +296,7 @@ func SampleByKeyExact[K comparable, V any](ds Dataset[KV[K, V]], withReplacement
 			return emit(batch)
 		})
 	})
+	out.n.data = digestOf(withReplacement, fractions, seed)
 	out.n.dependsOnOrder()
 	return keepPartitioning(ds, out)
 }

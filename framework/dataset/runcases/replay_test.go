@@ -72,3 +72,31 @@ func TestUnfrozenParallelizeDataIsAGraphMismatch(t *testing.T) {
 		}
 	})
 }
+
+// unseededSplitJob hands RandomSplit a seed that differs between the
+// driver and an executor replaying the body (drawn from the clock, say).
+var unseededSplitJob = dataset.JobResult("runcases.replay.split", func(b *dataset.Builder, _ struct{}) (int64, error) {
+	seed := uint64(1)
+	if !b.Driver() {
+		seed = 2
+	}
+	splits := dataset.RandomSplit(dataset.Range(b, 0, 1000, 4), []float64{0.5, 0.5}, seed)
+	return dataset.Count(splits[0])
+})
+
+// A sampler's seed decides its records like Parallelize's data: a seed
+// that differs on replay is the graph-mismatch error naming the split,
+// not a count of other records.
+func TestUnfrozenSamplerSeedIsAGraphMismatch(t *testing.T) {
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		got, err := unseededSplitJob.Run(t.Context(), fc, struct{}{})
+		if err == nil {
+			t.Fatalf("count %d and no error; want the graph-mismatch error", got)
+		}
+		for _, s := range []string{"graph mismatch", "randomSplit@runcases/replay_test.go:", "data="} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("error %q does not name %q", err, s)
+			}
+		}
+	})
+}

@@ -108,7 +108,8 @@
 // SampleByKey, SampleByKeyExact, CountApproxDistinctByKey; actions Top,
 // TakeOrdered, TakeSample, TreeAggregate, TreeReduce, ToLocalIterator (a
 // Go iterator, one job per partition), Stats, CountApproxDistinct,
-// CountByValue, Lookup and CollectAsMap. Wide operations taking a
+// CountByValue, Lookup and CollectAsMap. Sources WholeTextFiles and
+// BinaryFiles give one record per file (its path and whole content). Wide operations taking a
 // partition count have a ...With form taking a Partitioner (keys arrive
 // encoded with recordcodec.For).
 //
@@ -261,6 +262,10 @@
 //     cannot encode is refused with the action's error.
 //   - Reduce and First on an empty dataset return ok == false instead of
 //     throwing.
+//   - BinaryFiles gives each file's bytes, read by the task, instead of
+//     Spark's PortableDataStream (Go has no lazy stream to serialise);
+//     it and WholeTextFiles pack whole files into min(minParts, files)
+//     partitions of about equal bytes, in listing order.
 //   - Broadcast.Destroy returns ErrBroadcastDestroyed when called twice
 //     (Spark throws), naming where it was destroyed, as does Value.
 //   - Coalesce does not yet group parents by preferred host (Spark's

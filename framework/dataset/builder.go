@@ -189,6 +189,7 @@ type nodeInfo struct {
 	parents       []node
 	preferred     [][]scheduler.Location
 	storage       StorageLevel // how the node's partitions are cached; 0: not at all
+	unpersisted   bool         // persisted, then Unpersist: processes drop what they kept of it
 	order         order        // what recomputing a partition may change
 	// partitioning is how the records are placed by key, when known
 	// (partitioning.go)

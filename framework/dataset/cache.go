@@ -12,6 +12,27 @@ import (
 
 // StorageLevel is how Persist keeps a dataset's partitions on the
 // executors that compute them.
+//
+// Levels Spark has and Flint does not offer:
+//
+//   - MEMORY_ONLY_SER and MEMORY_AND_DISK_SER: in Spark they keep partitions
+//     as serialized bytes on the JVM heap, trading CPU for a smaller heap
+//     and fewer objects for the garbage collector. MemoryOnly keeps Go
+//     values (a []T): for flat records (numbers, small structs of them)
+//     that is about as compact as their encoding and a serialized form
+//     would only add a decode per use; for pointer-rich records (strings,
+//     slices, maps) a serialized level would mean something in Go too —
+//     one buffer per partition instead of many objects for the garbage
+//     collector to scan. It is not offered yet: DiskOnly keeps a dataset's
+//     encoded form off the heap (and the operating system's page cache
+//     keeps recently written files in memory).
+//   - The replicated levels (MEMORY_ONLY_2, DISK_ONLY_2, …): a second copy
+//     on another executor guards against losing one executor, but on
+//     Mesos an executor is lost with its agent (and its local disk), and
+//     a lost partition is recomputed from its lineage, which the DAG core
+//     already does for every cached level; the copy would double the
+//     memory, disk and network a persisted dataset costs for a recovery
+//     lineage gives anyway.
 type StorageLevel int
 
 const (
@@ -25,6 +46,12 @@ const (
 	// the executor's local directory (flint.local.dir), reading them back
 	// when needed (Spark's MEMORY_AND_DISK).
 	MemoryAndDisk
+	// DiskOnly writes every partition, encoded with the dataset's record
+	// codec, to the executor's local directory as it is computed (the
+	// records are handed on, not kept in memory) and reads it back when
+	// needed again (Spark's DISK_ONLY). It takes none of the storage
+	// budget.
+	DiskOnly
 )
 
 func (l StorageLevel) String() string {
@@ -33,6 +60,8 @@ func (l StorageLevel) String() string {
 		return "MemoryOnly"
 	case MemoryAndDisk:
 		return "MemoryAndDisk"
+	case DiskOnly:
+		return "DiskOnly"
 	}
 	return fmt.Sprintf("StorageLevel(%d)", int(l))
 }
@@ -44,7 +73,7 @@ func (l StorageLevel) String() string {
 // partition whose executor is gone (or a task placed elsewhere, or a
 // partition that was not kept) is recomputed from lineage.
 func Persist[T any](ds Dataset[T], level StorageLevel) Dataset[T] {
-	if level != MemoryOnly && level != MemoryAndDisk {
+	if level != MemoryOnly && level != MemoryAndDisk && level != DiskOnly {
 		panic(fmt.Sprintf("dataset: Persist(%s) of %s: not a storage level", level, ds.n.id))
 	}
 	ds.n.storage = level
@@ -54,11 +83,29 @@ func Persist[T any](ds Dataset[T], level StorageLevel) Dataset[T] {
 // Cache is Persist(ds, MemoryOnly).
 func Cache[T any](ds Dataset[T]) Dataset[T] { return Persist(ds, MemoryOnly) }
 
-// Unpersist stops caching the dataset; executors drop its partitions when
-// the run ends or when their storage budget needs the room.
+// Unpersist stops caching the dataset: the driver's process (local mode's
+// executor) drops its partitions, memory and files, at once; another
+// executor drops them when it runs the run's next task, or when the run
+// ends or its storage budget needs the room.
 func Unpersist[T any](ds Dataset[T]) Dataset[T] {
+	if ds.n.storage != 0 {
+		ds.n.unpersisted = true
+	}
 	ds.n.storage = 0
+	if b := ds.n.b; b.Driver() && b.run != nil {
+		dropNodeCache(b.run.runID, ds.n.id)
+	}
 	return ds
+}
+
+// dropUnpersisted drops, in this process, run's partitions of nodes
+// nodes that the body unpersisted.
+func dropUnpersisted(run string, nodes []node) {
+	for _, n := range nodes {
+		if in := n.info(); in.unpersisted {
+			dropNodeCache(run, in.id)
+		}
+	}
 }
 
 // cached holds partitions of persisted datasets computed in this process,
@@ -154,8 +201,12 @@ func cacheEntryFor(k cacheKey, budget int64) *cacheEntry {
 
 // fill computes partition k of n into e: in memory while it fits the
 // storage budget; past that on disk (MemoryAndDisk) or not kept
-// (MemoryOnly: the records are handed on and forgotten).
+// (MemoryOnly: the records are handed on and forgotten); DiskOnly all on
+// disk.
 func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err error) {
+	if n.storage == DiskOnly {
+		return fillDisk(tc, n, k, e)
+	}
 	var recs []T
 	var size int64
 	var sp *spillWriter[T]
@@ -220,6 +271,26 @@ func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err e
 	return err
 }
 
+// fillDisk computes partition k of n straight into a file.
+func fillDisk[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) error {
+	sp, err := newSpillWriter[T](tc, k)
+	if err != nil {
+		return err
+	}
+	err = n.compute(tc, k.part, sp.write)
+	if cerr := sp.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(sp.path)
+		return err
+	}
+	cached.Lock()
+	e.path, e.kept = sp.path, true
+	cached.Unlock()
+	return nil
+}
+
 // reserve takes n bytes of the storage budget for run, evicting other
 // runs' in-memory partitions (oldest first) to make room.
 func reserve(run string, n int64) bool {
@@ -257,15 +328,31 @@ func dropCache(run string) {
 	dropRunLocked(run)
 }
 
+// dropNodeCache forgets run's cached partitions of node, in memory and
+// on disk.
+func dropNodeCache(run string, node dagscheduler.NodeID) {
+	cached.Lock()
+	defer cached.Unlock()
+	for k, e := range cached.m {
+		if k.run == run && k.node == node {
+			dropEntryLocked(k, e)
+		}
+	}
+}
+
+func dropEntryLocked(k cacheKey, e *cacheEntry) {
+	delete(cached.m, k)
+	cached.used -= e.bytes
+	e.bytes = 0
+	if e.path != "" {
+		os.Remove(e.path)
+	}
+}
+
 func dropRunLocked(run string) {
 	for k, e := range cached.m {
 		if k.run == run {
-			delete(cached.m, k)
-			cached.used -= e.bytes
-			e.bytes = 0
-			if e.path != "" {
-				os.Remove(e.path)
-			}
+			dropEntryLocked(k, e)
 		}
 	}
 	cached.runs = slices.DeleteFunc(cached.runs, func(r string) bool { return r == run })

@@ -195,14 +195,20 @@
 //
 // # Caching
 //
-// Cache (Persist(ds, MemoryOnly)) and Persist(ds, MemoryAndDisk) keep a
-// dataset's partitions on the executors that compute them, within each
-// executor's storage budget (flint.storage.memory): the driver's DAG core
-// learns where each is and prefers that executor for later tasks of the
-// partition. A MemoryAndDisk partition that does not fit is written to
-// the executor's local directory with the record codec and read back; a
-// MemoryOnly one is not kept. A partition whose executor is lost is
-// recomputed from lineage.
+// Cache (Persist(ds, MemoryOnly)), Persist(ds, MemoryAndDisk) and
+// Persist(ds, DiskOnly) keep a dataset's partitions on the executors that
+// compute them: the driver's DAG core learns where each is and prefers
+// that executor for later tasks of the partition. Memory levels stay
+// within each executor's storage budget (flint.storage.memory). A
+// MemoryAndDisk partition that does not fit is written to the executor's
+// local directory with the record codec and read back; a MemoryOnly one
+// is not kept. DiskOnly writes every partition there as it is computed
+// and holds none in memory. Unpersist drops the partitions (memory and
+// files); the run's end and the executor's exit drop them too. A
+// partition whose executor is lost is recomputed from lineage.
+// Spark's serialized levels (MEMORY_ONLY_SER, MEMORY_AND_DISK_SER) and
+// replicated levels (…_2) are not offered; StorageLevel's documentation
+// says why.
 //
 // # Accumulators
 //

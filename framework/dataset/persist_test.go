@@ -54,7 +54,8 @@ var persistedTwice = dataset.Job("test.persisted-twice", func(b *dataset.Builder
 // from there (the second action's records are exact, the closure ran once
 // per record); with a budget that holds them nothing is written; with
 // MemoryOnly and the small budget the partitions are not kept and the
-// second action recomputes them.
+// second action recomputes them; with DiskOnly they are written to disk
+// whatever the budget.
 func TestPersistMemoryAndDiskSpillsWhatDoesNotFit(t *testing.T) {
 	const n = 4000
 	want := make([]string, n)
@@ -71,6 +72,8 @@ func TestPersistMemoryAndDiskSpillsWhatDoesNotFit(t *testing.T) {
 		{dataset.MemoryAndDisk, "64m", n, false},
 		{dataset.MemoryOnly, "4k", 2 * n, false},
 		{dataset.MemoryOnly, "64m", n, false},
+		{dataset.DiskOnly, "4k", n, true},
+		{dataset.DiskOnly, "64m", n, true},
 	} {
 		t.Run(tc.level.String()+"-"+tc.budget, func(t *testing.T) {
 			dir := t.TempDir()
@@ -134,5 +137,101 @@ func TestReduceByKeyPastTheFrontCombiner(t *testing.T) {
 		if got[k] != v {
 			t.Fatalf("key %d: sum %d, want %d", k, got[k], v)
 		}
+	}
+}
+
+type diskOnlyOut struct {
+	computed       []int64 // after each of the three actions
+	filesPersisted []string
+	filesUnpersist []string
+	memUsed        int64
+	memParts       int
+	first, second  []string
+	third          int64
+}
+
+var diskOnlyRuns = map[string]*diskOnlyOut{}
+
+// diskOnlyJob persists a dataset DiskOnly, reads it twice, unpersists it
+// and counts it again, noting between the actions what the driver's
+// process (local mode's executor) holds in memory and on disk.
+var diskOnlyJob = dataset.Job("test.disk-only", func(b *dataset.Builder, a persistArgs) error {
+	computed := dataset.Counter(b, "computed")
+	recs := dataset.Map(dataset.Range(b, 0, int64(a.N), 4), func(x int64) string {
+		computed.Add(1)
+		return fmt.Sprintf("record %06d on disk", x)
+	})
+	recs = dataset.Persist(recs, dataset.DiskOnly)
+	out := &diskOnlyOut{}
+	glob := func() []string {
+		files, _ := filepath.Glob(filepath.Join(a.LocalDir, "*", "cache", "part-*"))
+		return files
+	}
+	var err error
+	if out.first, err = dataset.Collect(recs); err != nil {
+		return err
+	}
+	if b.Driver() {
+		out.computed = append(out.computed, computed.Value())
+		out.filesPersisted = glob()
+		out.memUsed, out.memParts = dataset.CachedInMemory()
+	}
+	if out.second, err = dataset.Collect(recs); err != nil {
+		return err
+	}
+	if b.Driver() {
+		out.computed = append(out.computed, computed.Value())
+	}
+	recs = dataset.Unpersist(recs)
+	if b.Driver() {
+		out.filesUnpersist = glob()
+	}
+	if out.third, err = dataset.Count(recs); err != nil {
+		return err
+	}
+	if b.Driver() {
+		out.computed = append(out.computed, computed.Value())
+		diskOnlyRuns[a.LocalDir] = out
+	}
+	return nil
+})
+
+// Spark's DistributedSuite "caching on disk" and CacheManagerSuite's
+// "get cached rdd" for DiskOnly, in local mode: the partitions are
+// computed once (the second action reads them from their files), the
+// records are exact, the process's memory store holds none of them (no
+// budget used, no partition kept as records, though the budget would
+// hold them), a file per partition exists while persisted and none after
+// Unpersist, and the next action recomputes them.
+func TestPersistDiskOnlyWritesEveryPartitionAndUnpersistDeletesThem(t *testing.T) {
+	const n = 4000
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("record %06d on disk", i)
+	}
+	dir := t.TempDir()
+	fc := localContext(t, "flint.storage.memory", "64m", "flint.local.dir", dir)
+	a := persistArgs{N: n, Level: dataset.DiskOnly, LocalDir: dir}
+	if _, err := diskOnlyJob.Run(context.Background(), fc, a); err != nil {
+		t.Fatal(err)
+	}
+	out := diskOnlyRuns[dir]
+	if !slices.Equal(out.first, want) || !slices.Equal(out.second, want) {
+		t.Fatalf("collected %d then %d records, want %d in order", len(out.first), len(out.second), n)
+	}
+	if out.third != n {
+		t.Errorf("counted %d after Unpersist, want %d", out.third, n)
+	}
+	if !slices.Equal(out.computed, []int64{n, n, 2 * n}) {
+		t.Errorf("the closure had run %v times after each action, want [%d %d %d]", out.computed, n, n, 2*n)
+	}
+	if len(out.filesPersisted) != 4 {
+		t.Errorf("cache files while persisted: %v, want one per partition (4)", out.filesPersisted)
+	}
+	if out.memUsed != 0 || out.memParts != 0 {
+		t.Errorf("the memory store held %d bytes in %d partitions, want none", out.memUsed, out.memParts)
+	}
+	if len(out.filesUnpersist) != 0 {
+		t.Errorf("cache files after Unpersist: %v, want none", out.filesUnpersist)
 	}
 }

@@ -121,6 +121,7 @@ func runTask(ctx context.Context, j jobEntry, t *stagetask.Task) (stagetask.Outp
 	if !ok {
 		return stagetask.Output{}, fmt.Errorf("%w in job %q: the driver's task runs node %s, not one of run %s", ErrGraphMismatch, j.name(), t.Node, w.RunID)
 	}
+	dropUnpersisted(w.RunID, c.b.nodes)
 	env := &taskEnv{runID: w.RunID, shuffle: sh, task: t}
 	defer env.close()
 	tc := &taskContext{ctx: ctx, env: env, storage: c.b.settings.StorageMemory}

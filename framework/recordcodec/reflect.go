@@ -256,7 +256,7 @@ func (c *typeCodec) slice(t reflect.Type, building map[reflect.Type]*typeCodec) 
 		return err
 	}
 	c.enc = func(dst []byte, v reflect.Value) ([]byte, error) {
-		dst = binary.AppendUvarint(dst, uint64(v.Len()))
+		dst = appendLen(dst, v)
 		var err error
 		for i := range v.Len() {
 			if dst, err = elem.enc(dst, v.Index(i)); err != nil {
@@ -267,7 +267,7 @@ func (c *typeCodec) slice(t reflect.Type, building map[reflect.Type]*typeCodec) 
 	}
 	c.dec = func(src []byte, v reflect.Value) ([]byte, error) {
 		n, src, err := readLen(src, t)
-		if err != nil || n == 0 {
+		if err != nil || n < 0 {
 			return src, err
 		}
 		s := reflect.MakeSlice(t, n, n)
@@ -296,7 +296,7 @@ func (c *typeCodec) mapOf(t reflect.Type, building map[reflect.Type]*typeCodec) 
 	}
 	c.dec = func(src []byte, v reflect.Value) ([]byte, error) {
 		n, src, err := readLen(src, t)
-		if err != nil || n == 0 {
+		if err != nil || n < 0 {
 			return src, err
 		}
 		m := reflect.MakeMapWithSize(t, n)
@@ -334,7 +334,7 @@ func appendMap(dst []byte, v reflect.Value, key, val *typeCodec) ([]byte, error)
 		entries = append(entries, entry{k, e})
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.k, b.k) })
-	dst = binary.AppendUvarint(dst, uint64(len(entries)))
+	dst = appendLen(dst, v)
 	for _, e := range entries {
 		dst = append(append(dst, e.k...), e.v...)
 	}
@@ -481,12 +481,22 @@ func readBytes(src []byte) (b, rest []byte, err error) {
 	return src[h : h+int(n)], src[h+int(n):], nil
 }
 
-// readLen reads a sequence's length, which cannot exceed the bytes left
-// (every element takes at least one).
+// appendLen writes a slice's or map's length plus one, or 0 for nil: an
+// empty map decodes as an empty map, not nil (a zero value copied through
+// the codec, Fold's or Aggregate's, must stay writable).
+func appendLen(dst []byte, v reflect.Value) []byte {
+	if v.IsNil() {
+		return append(dst, 0)
+	}
+	return binary.AppendUvarint(dst, uint64(v.Len())+1)
+}
+
+// readLen reads what appendLen wrote: -1 for nil, else the length, which
+// cannot exceed the bytes left (every element takes at least one).
 func readLen(src []byte, t reflect.Type) (int, []byte, error) {
 	n, h := binary.Uvarint(src)
-	if h <= 0 || n > uint64(len(src)-h) {
+	if h <= 0 || (n > 0 && n-1 > uint64(len(src)-h)) {
 		return 0, nil, fmt.Errorf("%s: bad length", t)
 	}
-	return int(n), src[h:], nil
+	return int(n) - 1, src[h:], nil
 }

@@ -175,3 +175,32 @@ func TestStructCodecRefusesCorruptInput(t *testing.T) {
 		}
 	}
 }
+
+// An empty map or slice decodes as an empty one, nil as nil: a zero value
+// copied through the codec (Fold's, Aggregate's) must stay writable.
+func TestStructCodecKeepsEmptyApartFromNil(t *testing.T) {
+	m := recordcodec.For[map[string]int]()
+	b, err := m.Append(nil, map[string]int{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Decode(b)
+	if err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("empty map decoded as %#v, %v; want an empty non-nil map", got, err)
+	}
+	if b, _ = m.Append(nil, nil); len(b) != 1 {
+		t.Fatalf("nil map encoded as %x", b)
+	}
+	if got, err = m.Decode(b); err != nil || got != nil {
+		t.Fatalf("nil map decoded as %#v, %v", got, err)
+	}
+	s := recordcodec.For[[]int]()
+	b, _ = s.Append(nil, []int{})
+	if got, err := s.Decode(b); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("empty slice decoded as %#v, %v", got, err)
+	}
+	b, _ = s.Append(nil, nil)
+	if got, err := s.Decode(b); err != nil || got != nil {
+		t.Fatalf("nil slice decoded as %#v, %v", got, err)
+	}
+}

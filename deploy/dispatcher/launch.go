@@ -1,0 +1,279 @@
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/uri/fileserver"
+)
+
+// LauncherName is the file name the launcher (the flint binary) is fetched as
+// into a driver's sandbox; a program may not use it.
+const LauncherName = "flint-exec-driver"
+
+// grantTTL bounds a driver task's fetch grant; it is revoked earlier, when the
+// task runs or ends.
+const grantTTL = 30 * time.Minute
+
+func grantOwner(taskID string) string { return "dispatcher-driver/" + taskID }
+
+// taskInfo builds a driver's Mesos task: the launcher and the program fetched
+// (uploaded ones from the dispatcher's file server with a grant for this task
+// only), the command `flint-exec-driver dispatcher exec-driver [--sha256 H] --
+// ./PROGRAM [submit --example NAME] --master M --name N --conf k=v… -- ARGS`, the
+// submission's environment and its secret settings as Mesos SECRET environment
+// variables (FLINT_* names the driver's configuration reads).
+func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res mesos.Resources) (mesos.TaskInfo, error) {
+	s := r.Spec
+	if s.Name == LauncherName {
+		return mesos.TaskInfo{}, fmt.Errorf("dispatcher: the program may not be named %s", LauncherName)
+	}
+	var prog mesos.CommandInfo_URI
+	files := []fileserver.FileURL{d.launcher}
+	if s.Resource == "sha256:"+s.SHA256 {
+		path, err := d.cfg.Binaries.Path(s.SHA256)
+		if err != nil {
+			return mesos.TaskInfo{}, err
+		}
+		fu, err := d.cfg.Files.AddFile(path)
+		if err != nil {
+			return mesos.TaskInfo{}, fmt.Errorf("dispatcher: serving %s: %w", s.Resource, err)
+		}
+		files = append(files, fu)
+		prog = mesos.CommandInfo_URI{Value: fu.URL}
+	} else {
+		prog = mesos.CommandInfo_URI{Value: s.Resource}
+	}
+	token, err := d.cfg.Files.Grant(grantOwner(taskID), grantTTL, files...)
+	if err != nil {
+		return mesos.TaskInfo{}, fmt.Errorf("dispatcher: fetch grant: %w", err)
+	}
+	if s.Resource == "sha256:"+s.SHA256 {
+		prog.Value += "?token=" + token
+	}
+	prog.Executable, prog.OutputFile = ptr(true), ptr(s.Name)
+	launcher := mesos.CommandInfo_URI{Value: d.launcher.URL + "?token=" + token, Executable: ptr(true), OutputFile: ptr(LauncherName), Cache: ptr(false)}
+	env, err := d.environment(s)
+	if err != nil {
+		return mesos.TaskInfo{}, err
+	}
+	args := []string{LauncherName, "dispatcher", "exec-driver"}
+	if s.SHA256 != "" {
+		args = append(args, "--sha256", s.SHA256)
+	}
+	args = append(args, "--", "./"+s.Name)
+	args = append(args, DriverArgs(s, d.cfg.DriverMaster, r.ID)...)
+	return mesos.TaskInfo{
+		Name:      "driver " + r.ID,
+		TaskID:    mesos.TaskID{Value: taskID},
+		AgentID:   agent,
+		Resources: res,
+		Command: &mesos.CommandInfo{
+			Shell:       ptr(false),
+			Value:       ptr("./" + LauncherName),
+			Arguments:   args,
+			URIs:        []mesos.CommandInfo_URI{launcher, prog},
+			Environment: env,
+		},
+		Labels: &mesos.Labels{Labels: []mesos.Label{{Key: "flint.dispatcher.submission", Value: ptr(r.ID)}}},
+	}, nil
+}
+
+// DriverArgs is the program's command line after its name: a bundled example
+// runs as `submit --example NAME`; Flint's flags (master, name, the non-secret
+// properties as --conf in key order), then -- and the application's arguments.
+func DriverArgs(s Spec, master, id string) []string {
+	var args []string
+	if s.Example != "" {
+		args = append(args, "submit", "--example", s.Example)
+	}
+	name := s.AppName
+	if name == "" {
+		name = s.Example
+	}
+	if name == "" {
+		name = s.Name
+	}
+	args = append(args, "--master", master, "--name", name+" ("+id+")")
+	keys := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		if k != "flint.app.name" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "--conf", k+"="+s.Properties[k])
+	}
+	args = append(args, "--")
+	return append(args, s.Args...)
+}
+
+// environment is the driver's environment: the submission's variables, and its
+// secret settings as SECRET variables holding value secrets (opened here, at
+// launch, never stored in clear).
+func (d *Dispatcher) environment(s Spec) (*mesos.Environment, error) {
+	var vars []mesos.Environment_Variable
+	names := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		vars = append(vars, mesos.Environment_Variable{Name: k, Value: ptr(s.Env[k])})
+	}
+	keys := make([]string, 0, len(s.Secrets))
+	for k := range s.Secrets {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := d.cfg.Sealer.Open(s.Secrets[k])
+		if err != nil {
+			return nil, fmt.Errorf("dispatcher: secret %s: %w", k, err)
+		}
+		vars = append(vars, mesos.Environment_Variable{
+			Name: config.EnvName(k), Type: mesos.Environment_Variable_SECRET.Enum(),
+			Secret: &mesos.Secret{Type: mesos.Secret_VALUE, Value: &mesos.Secret_Value{Data: []byte(v)}},
+		})
+	}
+	return &mesos.Environment{Variables: vars}, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Exit statuses of `flint dispatcher exec-driver` that name why a driver could
+// not start; Reason turns them into the status message.
+const (
+	ExitNotFlint = 80 // the program is not a Flint program
+	ExitChecksum = 81 // the fetched program's SHA-256 is not the submitted one
+	ExitNoExec   = 82 // the program could not be started
+)
+
+var exitRE = regexp.MustCompile(`exited with status (\d+)`)
+
+// Reason is the one-line reason a driver's task state gives: the launcher's
+// exit statuses named, the Mesos message otherwise.
+func Reason(st mesos.TaskStatus) string {
+	msg := st.GetMessage()
+	if m := exitRE.FindStringSubmatch(msg); m != nil {
+		code, _ := strconv.Atoi(m[1])
+		switch code {
+		case ExitNotFlint:
+			return "the program is not a Flint program (its Go build information names no github.com/flint-mesos/flint module); build it with flint.Main"
+		case ExitChecksum:
+			return "the fetched program's SHA-256 is not the submitted appResourceSha256"
+		case ExitNoExec:
+			return "the program could not be started (see the driver's stderr)"
+		case 0:
+		default:
+			return fmt.Sprintf("the driver exited with status %d (see its stderr)", code)
+		}
+	}
+	if msg == "" {
+		msg = st.GetState().String()
+		if r := st.GetReason(); r != 0 {
+			msg += " (" + r.String() + ")"
+		}
+	}
+	return msg
+}
+
+// AgentCapacity is an agent's total resources.
+type AgentCapacity struct {
+	ID, Host    string
+	CPUs, MemMB float64
+}
+
+// MasterCapacity asks a master's /master/state for its agents' resources.
+func MasterCapacity(ctx context.Context, master string) ([]AgentCapacity, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+master+"/master/state", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("dispatcher: %s/master/state: %s", master, resp.Status)
+	}
+	var st struct {
+		Slaves []struct {
+			ID        string `json:"id"`
+			Hostname  string `json:"hostname"`
+			Resources struct {
+				CPUs float64 `json:"cpus"`
+				Mem  float64 `json:"mem"`
+			} `json:"resources"`
+		} `json:"slaves"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return nil, fmt.Errorf("dispatcher: %s/master/state: %w", master, err)
+	}
+	out := make([]AgentCapacity, 0, len(st.Slaves))
+	for _, s := range st.Slaves {
+		out = append(out, AgentCapacity{ID: s.ID, Host: s.Hostname, CPUs: s.Resources.CPUs, MemMB: s.Resources.Mem})
+	}
+	return out, nil
+}
+
+// Unfit says why no agent in agents can ever hold a driver of cpus and memMB,
+// or "" when one can (or when no agent is known yet: a cluster still starting
+// is no proof).
+func Unfit(cpus, memMB float64, agents []AgentCapacity) string {
+	if len(agents) == 0 {
+		return ""
+	}
+	var best AgentCapacity
+	for _, a := range agents {
+		if a.CPUs >= cpus && a.MemMB >= memMB {
+			return ""
+		}
+		if a.CPUs > best.CPUs || a.CPUs == best.CPUs && a.MemMB > best.MemMB {
+			best = a
+		}
+	}
+	return fmt.Sprintf("no agent can ever run this driver: it needs %g cpus and %g MB; the largest of the %d agents has %g cpus and %g MB (lower --driver-cores/--driver-memory)",
+		cpus, memMB, len(agents), best.CPUs, best.MemMB)
+}
+
+// capacityEvery bounds how often the master's state is asked.
+const capacityEvery = 10 * time.Second
+
+// failUnplaceableLocked fails the waiting drivers no agent can ever hold.
+func (d *Dispatcher) failUnplaceableLocked(waiting []Record, now time.Time) {
+	if len(waiting) == 0 {
+		return
+	}
+	if d.capAt.IsZero() || now.Sub(d.capAt) >= capacityEvery {
+		d.capAt = now
+		caps, err := d.cfg.Capacity(context.Background(), mesosconn.MasterAddr(d.conn.Master()))
+		if err != nil {
+			d.log.WithError(err).Debug("asking the master for its agents")
+		} else {
+			d.capacity = caps
+		}
+	}
+	for _, w := range waiting {
+		if why := Unfit(w.Spec.Cores, w.Spec.MemMB, d.capacity); why != "" {
+			if r := d.core.Unplaceable(w.ID, why, now); r != nil {
+				d.saveLocked(*r)
+				d.log.WithField("submission", w.ID).Warn(why)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/storage"
 )
 
 // ExecutorSecret is one secret every executor gets (flint.mesos.executor.secret.*, Spark's
@@ -31,10 +32,22 @@ func splitList(s string) []string {
 	return out
 }
 
-// readSecrets reads flint.mesos.executor.secret.* and the flint.executorEnv.* entries
-// flint.redaction.regex marks secret (moved from env into the returned map). Errors never
-// quote a secret value.
+// readSecrets reads flint.mesos.executor.secret.*, the flint.executorEnv.* entries
+// flint.redaction.regex marks secret (moved from env into the returned map) and the storage
+// schemes' credentials (storage.ExecutorSecretEnv: flint.s3.accessKey… as AWS_ACCESS_KEY_ID…,
+// which win over a flint.executorEnv entry of the same name). Errors never quote a secret value.
 func readSecrets(cfg *config.Config, env map[string]string) (secretEnv map[string]string, secrets []ExecutorSecret, errs []error) {
+	storeEnv, err := storage.ExecutorSecretEnv(cfg)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for name, v := range storeEnv {
+		if secretEnv == nil {
+			secretEnv = map[string]string{}
+		}
+		secretEnv[name] = v
+		delete(env, name)
+	}
 	for name, v := range env {
 		if cfg.IsSecretKey("flint.executorEnv." + name) {
 			if secretEnv == nil {
@@ -51,7 +64,7 @@ func readSecrets(cfg *config.Config, env map[string]string) (secretEnv map[strin
 	n := max(len(names), len(values))
 	switch {
 	case len(names) > 0 && len(values) > 0:
-		return secretEnv, nil, []error{fmt.Errorf("flint.mesos.executor.secret.names and .values are exclusive (references or values, as in Spark)")}
+		return secretEnv, nil, append(errs, fmt.Errorf("flint.mesos.executor.secret.names and .values are exclusive (references or values, as in Spark)"))
 	case n == 0:
 		if len(envKeys)+len(files) > 0 {
 			errs = append(errs, fmt.Errorf("flint.mesos.executor.secret.envkeys/.filenames are set but neither .names nor .values"))

@@ -7,7 +7,9 @@
 // ExecutorInfo.data. Settings and secrets travel apart (Properties.Settings,
 // Properties.Secrets) and never as environment variables. The driver's own credentials
 // (flint.authenticate.secret, flint.mesos.secret and its file) never leave the driver: an
-// executor holding them could impersonate the driver.
+// executor holding them could impersonate the driver. Storage credentials
+// (storage.WithheldFromExecutors: flint.s3.accessKey…) are not sent here either: the Mesos
+// backends give them to executors as Mesos secrets (mesosbackend).
 //
 // The executor rebuilds a typed *config.Config from them (FromProperties: values validated by
 // the key table, defaults filled in), logs the effective settings at debug level with secrets

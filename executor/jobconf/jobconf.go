@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/storage"
 )
 
 // Properties are the job's settings as they travel to an executor: plain settings and secret
@@ -33,7 +34,8 @@ func FromConfig(c *config.Config) Properties {
 	p := Properties{Settings: map[string]string{}, Secrets: map[string]string{}}
 	for k, v := range c.Effective() {
 		switch {
-		case driverOnly[k]:
+		case driverOnly[k], storage.WithheldFromExecutors(k):
+			// Storage credentials reach executors as Mesos secrets (mesosbackend), not here.
 		case c.IsSecretKey(k):
 			p.Secrets[k] = v
 		default:

@@ -183,8 +183,8 @@ func (b *Builder) config() *config.Config {
 	return b.fc.Config()
 }
 
-// openPart opens part of f for a task: the configuration is the task's (its S3 settings and
-// credentials came from the driver with the job's secrets). A part that starts inside a
+// openPart opens part of f for a task: the configuration is the task's (its S3 settings came from
+// the driver with the job's settings, the credentials as Mesos secrets). A part that starts inside a
 // file opens one byte early, so that the reader can tell whether a line starts at Start.
 // Reads stop at End, and continue past it (one more request) only when the caller reads on
 // to finish a line. A compressed file is decompressed whole.

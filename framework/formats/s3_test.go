@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sirupsen/logrus"
-	"go.uber.org/goleak"
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
@@ -20,9 +20,28 @@ import (
 	_ "github.com/flint-mesos/flint/framework/local"
 	s3fs "github.com/flint-mesos/flint/framework/storage/s3"
 	"github.com/flint-mesos/flint/internal/s3server"
+	"github.com/flint-mesos/flint/internal/threemode"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// shared is the S3 server of the three-mode Contexts (TestMain starts it; every mode's
+// Context reaches it with its configuration, the keys as executors' Mesos secrets).
+var shared *s3server.Server
+
+// sharedBucket is shared's bucket; each case writes under its own prefix.
+const sharedBucket = "modes"
+
+func TestMain(m *testing.M) {
+	threemode.MainWith(m, func() (func() error, error) {
+		os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+		srv, err := s3server.StartMain([]string{sharedBucket})
+		if err != nil {
+			return nil, err
+		}
+		shared = srv
+		threemode.Configure(append(srv.Conf(), "flint.files.maxPartitionBytes=8192", "flint.files.openCostInBytes=0")...)
+		return func() error { s3fs.CloseIdleConnections(); return srv.Close() }, nil
+	})
+}
 
 type row struct {
 	ID    int64   `csv:"id" json:"id" parquet:"id"`

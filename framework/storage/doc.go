@@ -31,4 +31,9 @@
 // the prefix — those of failed, killed and speculative attempts; remove _temporary), and
 // writes _SUCCESS last. A job that fails publishes nothing and aborts everything. This is the
 // protocol of Hadoop's S3A "magic" committer, with Flint's driver as the commit coordinator.
+//
+// A scheme's credentials are declared with RegisterExecutorSecrets: their configuration keys
+// are withheld from the job's settings executors receive, and the Mesos backends give
+// executors their values as secret environment variables (Mesos Secret protos), the one path
+// every executor secret takes.
 package storage

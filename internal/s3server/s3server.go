@@ -41,6 +41,7 @@ type Server struct {
 
 	cmd  *exec.Cmd
 	done chan struct{}
+	dir  string // StartMain's directory, removed by Close
 	mu   sync.Mutex
 	out  bytes.Buffer
 }
@@ -71,29 +72,71 @@ func Binary() (string, error) {
 // global flags (e.g. "--virtual-domain", "s3.test").
 func Start(t testing.TB, buckets []string, extra ...string) *Server {
 	t.Helper()
-	bin, err := Binary()
+	root, side := t.TempDir(), t.TempDir()
+	s, err := launch(root, side, buckets, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("s3server: the S3 server binary %s is missing (%v): build it with `%s` (or set %s)", bin, err, BuildCommand, Env)
+	t.Cleanup(func() { s.stop(); keepLog(t.Name(), s.Output()) })
+	return s
+}
+
+// StartMain starts a server for a whole test binary (from TestMain, where there is no
+// testing.TB: the three-mode suites, whose shared Contexts outlive any one test), in a
+// temporary directory. Close stops it, keeps its log and removes the directory.
+func StartMain(buckets []string, extra ...string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "flint-s3server-")
+	if err != nil {
+		return nil, err
 	}
-	root := t.TempDir()
+	root, side := filepath.Join(dir, "root"), filepath.Join(dir, "sidecar")
+	for _, d := range []string{root, side} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	s, err := launch(root, side, buckets, extra)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.dir = dir
+	return s, nil
+}
+
+// Close stops a server StartMain started, keeps its log with the suite's and removes its
+// directory.
+func (s *Server) Close() error {
+	s.stop()
+	keepLog(filepath.Base(os.Args[0])+"-TestMain", s.Output())
+	return os.RemoveAll(s.dir)
+}
+
+// launch starts a server on a free port with root as its posix backend and side as its
+// sidecar directory, with the given buckets.
+func launch(root, side string, buckets []string, extra []string) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("s3server: the S3 server binary %s is missing (%v): build it with `%s` (or set %s)", bin, err, BuildCommand, Env)
+	}
 	for _, b := range buckets {
 		if err := os.Mkdir(filepath.Join(root, b), 0o755); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	var last error
 	for range 3 { // a port picked free may be taken before the server binds it
-		s, err := start(t, bin, root, extra)
+		s, err := start(bin, root, side, extra)
 		if err == nil {
-			return s
+			return s, nil
 		}
 		last = err
 	}
-	t.Fatalf("s3server: %v", last)
-	return nil
+	return nil, fmt.Errorf("s3server: %w", last)
 }
 
 func freePort() (string, error) {
@@ -105,14 +148,14 @@ func freePort() (string, error) {
 	return l.Addr().String(), nil
 }
 
-func start(t testing.TB, bin, root string, extra []string) (*Server, error) {
+func start(bin, root, side string, extra []string) (*Server, error) {
 	addr, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{Endpoint: "http://" + addr, Addr: addr, Root: root, done: make(chan struct{})}
 	args := append([]string{"--access", AccessKey, "--secret", SecretKey, "--region", Region, "--port", addr, "--quiet"}, extra...)
-	args = append(args, "posix", "--sidecar", filepath.Join(t.TempDir()), root)
+	args = append(args, "posix", "--sidecar", side, root)
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s, s
 	if err := s.cmd.Start(); err != nil {
@@ -140,7 +183,6 @@ func start(t testing.TB, bin, root string, extra []string) (*Server, error) {
 		s.stop()
 		return nil, fmt.Errorf("versitygw did not listen on %s within 30s: %s", addr, s.Output())
 	}
-	t.Cleanup(func() { s.stop(); keepLog(t, s.Output()) })
 	return s, nil
 }
 
@@ -183,12 +225,12 @@ func (s *Server) Conf() []string {
 	}
 }
 
-func keepLog(t testing.TB, text string) {
+func keepLog(testName, text string) {
 	root := os.Getenv("FLINT_TEST_LOG_DIR")
 	if root == "" {
 		return
 	}
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(testName)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return
 	}

@@ -72,13 +72,33 @@ func Configure(conf ...string) {
 // Main is a test binary's TestMain: an executor when an agent started it,
 // else it runs the tests, stops the shared Contexts and checks for leaked
 // goroutines.
-func Main(m *testing.M) {
+func Main(m *testing.M) { MainWith(m, nil) }
+
+// MainWith is Main with a setup run before the tests (never in an executor): it starts what
+// every mode's Context shares — a server the tests reach, say — and may call Configure;
+// teardown runs after the Contexts are stopped.
+func MainWith(m *testing.M, setup func() (teardown func() error, err error)) {
 	if os.Getenv(flint.EnvRole) != "" {
 		os.Exit(flint.Execute(os.Args[0], nil, nil))
+	}
+	teardown := func() error { return nil }
+	if setup != nil {
+		td, err := setup()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "threemode: setup:", err)
+			os.Exit(1)
+		}
+		if td != nil {
+			teardown = td
+		}
 	}
 	code := m.Run()
 	if err := stopAll(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if err := teardown(); err != nil {
+		fmt.Fprintln(os.Stderr, "threemode: teardown:", err)
 		code = 1
 	}
 	if code == 0 {
@@ -210,4 +230,27 @@ func (l *logBuffer) From(off int) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return string(l.b.Bytes()[off:])
+}
+
+// DriverLog is what mode m's shared Context has logged so far ("" before it started): tests
+// that check what a driver's log does not hold.
+func DriverLog(m Mode) string {
+	shared.Lock()
+	mc := shared.modes[m]
+	shared.Unlock()
+	if mc == nil {
+		return ""
+	}
+	return mc.log.From(0)
+}
+
+// WorkDir is the directory of mode m's embedded cluster (its agents' sandboxes: executors'
+// logs and files); "" for local mode or before the cluster started.
+func WorkDir(m Mode) string {
+	shared.Lock()
+	defer shared.Unlock()
+	if m == Local || shared.workDir == "" || shared.modes[m] == nil {
+		return ""
+	}
+	return shared.workDir + "/" + string(m)
 }

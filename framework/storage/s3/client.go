@@ -27,6 +27,30 @@ func init() {
 	for _, s := range []string{"s3", "s3a", "s3n"} {
 		storage.Register(s, open)
 	}
+	storage.RegisterExecutorSecrets("s3", storage.ExecutorSecrets{Keys: credentialKeys, Env: executorEnv})
+}
+
+// credentialKeys hold the static credentials; their values reach executors only as Mesos
+// secrets (executorEnv), never with the job's settings.
+var credentialKeys = []string{
+	"flint.s3.accessKey", "flint.s3.accessKey.file",
+	"flint.s3.secretKey", "flint.s3.secretKey.file",
+	"flint.s3.sessionToken", "flint.s3.sessionToken.file",
+}
+
+// executorEnv is the static credentials of cfg (the .file variants read on the driver) as the
+// standard AWS variables, which the AWS chain of an executor's client reads first; nothing
+// when cfg sets none (executors then use their own environment's chain).
+func executorEnv(cfg *config.Config) (map[string]string, error) {
+	o, err := OptionsFrom(cfg)
+	if err != nil || o.AccessKey == "" {
+		return nil, err
+	}
+	env := map[string]string{"AWS_ACCESS_KEY_ID": o.AccessKey, "AWS_SECRET_ACCESS_KEY": o.SecretKey}
+	if o.SessionToken != "" {
+		env["AWS_SESSION_TOKEN"] = o.SessionToken
+	}
+	return env, nil
 }
 
 // Options configure an FS. The zero value means AWS S3 with the AWS chain's credentials

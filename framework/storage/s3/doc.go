@@ -21,13 +21,18 @@
 // # Credentials
 //
 // flint.s3.accessKey and flint.s3.secretKey (with flint.s3.sessionToken for temporary
-// credentials), or their .file variants, replace the SDK's chain. They are declared
-// secrets: redacted from logs, the UI and the event log, sent to executors with the job's
-// secrets only (never in a URI: requests are signed, never presigned), and no error quotes
-// them. Without them each process — driver and executors — uses the AWS chain of its own
-// environment: the usual way to give executors keys without sending them from the driver
-// is a Mesos secret exposed as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
-// (flint.mesos.executor.secret.names and .envkeys).
+// credentials), or their .file variants (read on the driver), replace the SDK's chain. They
+// are declared secrets: redacted from logs, the UI and the event log, never in a URI
+// (requests are signed, never presigned), and no error quotes them. They are withheld from
+// the job's settings sent to executors (storage.ExecutorSecrets); the Mesos backends give
+// every executor their values as AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+// AWS_SESSION_TOKEN, environment variables of type SECRET holding a Mesos Secret — the path
+// of flint.mesos.executor.secret.* and secret flint.executorEnv.* entries — which the AWS
+// chain of the executor's client reads first. Without them each process — driver and
+// executors — uses the AWS chain of its own environment: a cluster's own secret store can
+// give executors keys without the driver holding them, as a reference-type Mesos secret
+// exposed as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (flint.mesos.executor.secret.names
+// and .envkeys).
 //
 // # Consistency
 //

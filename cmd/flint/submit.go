@@ -17,6 +17,7 @@ import (
 func submitCommand() *cobra.Command {
 	var o flint.DriverOptions
 	var example string
+	var cf clusterFlags
 	cmd := &cobra.Command{
 		Use:   "submit [flags] (--example NAME | JOB-BINARY | JOB-SOURCE-DIR) [args...] [-- job-args...]",
 		Short: "Run a bundled example or a job built with flint.Main",
@@ -31,11 +32,18 @@ func submitCommand() *cobra.Command {
 			"  flint submit --example pi --master 'local[4]'              # tasks in the driver process\n" +
 			"  flint submit --example wordcount -- --top 5 README.md\n" +
 			"  flint submit --example sort -- --input data.txt --output sorted/\n" +
-			"  flint submit --master 'local[*]' --conf flint.task.maxFailures=2 ./myjob input.txt",
+			"  flint submit --master 'local[*]' --conf flint.task.maxFailures=2 ./myjob input.txt\n" +
+			"  flint submit --deploy-mode cluster --master mesos://dispatcher:7077 --supervise ./myjob input.txt  # prints the submission id",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Stderr, o.Help = cmd.ErrOrStderr(), cmd.CommandPath()+" --help"
 			if err := checkTrailingFlags(cmd.Flags(), args); err != nil {
 				return flint.Usage(err, o.Help)
+			}
+			if err := cf.check(cmd.Flags()); err != nil {
+				return flint.Usage(err, o.Help)
+			}
+			if cf.deployMode == "cluster" {
+				return clusterSubmit(cmd.Context(), o, cf, example, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			if example != "" {
 				ex, err := examples.Lookup(example)
@@ -59,6 +67,7 @@ func submitCommand() *cobra.Command {
 	cmd.Flags().SetInterspersed(false)
 	flint.AddDriverFlags(cmd, &o)
 	cmd.Flags().StringVar(&example, "example", "", "run a bundled example: "+strings.Join(examples.Names(), ", "))
+	cf.register(cmd.Flags())
 	return cmd
 }
 

@@ -156,6 +156,26 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 // Done is closed when the Mesos connection ended for good.
 func (d *Dispatcher) Done() <-chan struct{} { <-d.ready; return d.conn.Done() }
 
+// MasterAddr is the leading master's host:port ("" before Start).
+func (d *Dispatcher) MasterAddr() string {
+	select {
+	case <-d.ready:
+		return mesosconn.MasterAddr(d.conn.Master())
+	default:
+		return ""
+	}
+}
+
+// FrameworkID is the dispatcher's framework id ("" before Start).
+func (d *Dispatcher) FrameworkID() string {
+	select {
+	case <-d.ready:
+		return d.conn.FrameworkID()
+	default:
+		return ""
+	}
+}
+
 // Stop disconnects without tearing the framework down: its drivers keep
 // running, and a dispatcher started on the same store takes them over.
 func (d *Dispatcher) Stop(ctx context.Context) error {

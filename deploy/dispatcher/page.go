@@ -9,9 +9,9 @@ import (
 
 // PageConfig is what the HTML page links to.
 type PageConfig struct {
-	// Master is the Mesos master's host:port, for each driver's sandbox logs
-	// (a `flint mesos logs` command, and the master's UI).
-	Master string
+	// Master returns the leading Mesos master's host:port, for each driver's
+	// sandbox logs (a `flint mesos logs` command, and the master's UI).
+	Master func() string
 	// FrameworkID returns the dispatcher's framework id (the drivers' tasks
 	// are its tasks), or "".
 	FrameworkID func() string
@@ -54,9 +54,12 @@ td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top
 func servePage(w http.ResponseWriter, recs []Record, cfg PageConfig) {
 	var d pageData
 	d.HistoryURL, d.Now = cfg.HistoryURL, time.Now().UTC().Format(time.RFC3339)
-	fw := ""
+	fw, master := "", ""
 	if cfg.FrameworkID != nil {
 		fw = cfg.FrameworkID()
+	}
+	if cfg.Master != nil {
+		master = cfg.Master()
 	}
 	for _, r := range recs {
 		row := pageRow{Record: r, Summary: r.Spec.Summary(), Resource: r.Spec.Resource}
@@ -71,9 +74,9 @@ func servePage(w http.ResponseWriter, recs []Record, cfg PageConfig) {
 			since = r.Started
 		}
 		row.Since = since.UTC().Format(time.RFC3339)
-		if r.TaskID != "" && cfg.Master != "" && fw != "" {
-			row.Logs = "flint mesos logs --master " + cfg.Master + " --framework " + fw + " --stderr " + r.TaskID
-			row.Sandbox = "http://" + cfg.Master + "/#/agents/" + r.AgentID + "/frameworks/" + fw + "/executors/" + r.TaskID
+		if r.TaskID != "" && master != "" && fw != "" {
+			row.Logs = "flint mesos logs --master " + master + " --framework " + fw + " --stderr " + r.TaskID
+			row.Sandbox = "http://" + master + "/#/agents/" + r.AgentID + "/frameworks/" + fw + "/executors/" + r.TaskID
 		}
 		switch {
 		case r.State.Terminal():

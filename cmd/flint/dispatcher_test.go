@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flint-mesos/flint/deploy/dispatcher"
+	"github.com/flint-mesos/flint/internal/waitfor"
+)
+
+var (
+	testDriverOnce sync.Once
+	testDriverBin  string
+	testDriverErr  error
+)
+
+// testDriver builds deploy/dispatcher/internal/testdriver, a Flint program
+// whose driver sleeps, fails, or fails once.
+func testDriver(t *testing.T) string {
+	t.Helper()
+	testDriverOnce.Do(func() {
+		testDriverBin = filepath.Join(filepath.Dir(flintBin), "testdriver")
+		out, err := exec.Command("go", "build", "-o", testDriverBin, "../../deploy/dispatcher/internal/testdriver").CombinedOutput()
+		if err != nil {
+			testDriverErr = fmt.Errorf("build testdriver: %w\n%s", err, out)
+		}
+	})
+	if testDriverErr != nil {
+		t.Fatal(testDriverErr)
+	}
+	return testDriverBin
+}
+
+// clusterEnv is `flint mesos local` and a `flint dispatcher` on it, as
+// processes, with their own HOME (the token file) and directories.
+type clusterEnv struct {
+	t                        *testing.T
+	master, disp, home, work string
+	store                    string
+	cmd                      *exec.Cmd
+	errOut                   *bytes.Buffer
+	extra                    []string
+}
+
+func startCluster(t *testing.T, dispatcherFlags ...string) *clusterEnv {
+	t.Helper()
+	c := &clusterEnv{t: t, master: startMesosLocalIn(t, t.TempDir()), home: t.TempDir(), store: t.TempDir(), extra: dispatcherFlags}
+	c.startDispatcher()
+	return c
+}
+
+// startMesosLocalIn is startMesosLocal with a known work directory (the
+// drivers' sandboxes are in it).
+func startMesosLocalIn(t *testing.T, work string) string {
+	t.Helper()
+	addr := freePort(t)
+	cmd := exec.Command(flintBin, "mesos", "local", "--listen", addr, "--work-dir", work, "--log-level", "warn")
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	if !waitfor.Poll(20*time.Second, func() bool { return masterHasAgents(addr, 2) }) {
+		t.Fatalf("flint mesos local on %s has not got 2 agents\nstderr:\n%s", addr, errOut.String())
+	}
+	return addr
+}
+
+func (c *clusterEnv) env() []string { return append(os.Environ(), "HOME="+c.home) }
+
+// startDispatcher starts the dispatcher (again, on the same store and port
+// after a restart) and waits for its API.
+func (c *clusterEnv) startDispatcher() {
+	t := c.t
+	t.Helper()
+	if c.disp == "" {
+		c.disp = freePort(t)
+	}
+	_, port, _ := strings.Cut(c.disp, ":")
+	args := append([]string{"dispatcher", "--master", "mesos://" + c.master, "--port", port, "--store", c.store,
+		"--failover-timeout", "10m", "--min-backoff", "200ms"}, c.extra...)
+	cmd := exec.Command(flintBin, args...)
+	cmd.Env = c.env()
+	c.errOut = &bytes.Buffer{}
+	cmd.Stderr = c.errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.cmd = cmd
+	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	tokenFile := filepath.Join(c.home, ".flint", "dispatcher", "token")
+	if !waitfor.Poll(20*time.Second, func() bool {
+		tok, err := dispatcher.ReadToken(tokenFile)
+		if err != nil {
+			return false
+		}
+		cl, _ := dispatcher.ClientFor("mesos://"+c.disp, tok)
+		_, err = cl.List(context.Background())
+		return err == nil
+	}) {
+		t.Fatalf("dispatcher on %s not up\nstderr:\n%s", c.disp, c.errOut.String())
+	}
+}
+
+// flint runs the flint binary with the cluster's HOME.
+func (c *clusterEnv) flint(args ...string) (stdout, stderr string, code int) {
+	c.t.Helper()
+	cmd := exec.Command(flintBin, args...)
+	cmd.Env = c.env()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// submit submits in cluster mode and returns the submission id.
+func (c *clusterEnv) submit(args ...string) string {
+	c.t.Helper()
+	out, errOut, code := c.flint(append([]string{"submit", "--deploy-mode", "cluster", "--master", "mesos://" + c.disp, "--driver-memory", "256m"}, args...)...)
+	id := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(id, "driver-") {
+		c.t.Fatalf("submit %v: exit %d, stdout %q\nstderr:\n%s", args, code, out, errOut)
+	}
+	return id
+}
+
+func (c *clusterEnv) client() *dispatcher.Client {
+	tok, err := dispatcher.ReadToken(filepath.Join(c.home, ".flint", "dispatcher", "token"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cl, _ := dispatcher.ClientFor("mesos://"+c.disp, tok)
+	return cl
+}
+
+func (c *clusterEnv) status(id string) dispatcher.StatusResponse {
+	c.t.Helper()
+	st, err := c.client().Status(context.Background(), id)
+	if err != nil {
+		c.t.Fatalf("status %s: %v", id, err)
+	}
+	return st
+}
+
+// waitState waits until id is in state want.
+func (c *clusterEnv) waitState(id string, want dispatcher.State) dispatcher.StatusResponse {
+	c.t.Helper()
+	var st dispatcher.StatusResponse
+	if !waitfor.Poll(90*time.Second, func() bool { st = c.status(id); return st.DriverState == want }) {
+		c.t.Fatalf("%s is %s (%s), want %s\ndispatcher stderr:\n%s", id, st.DriverState, st.Message, want, c.errOut.String())
+	}
+	return st
+}
+
+// sandboxFile reads a file of a driver task's sandbox.
+func (c *clusterEnv) sandboxFile(work, taskID, name string) string {
+	c.t.Helper()
+	m, _ := filepath.Glob(filepath.Join(work, "agent-*", "slaves", "*", "frameworks", "*", "executors", taskID, "runs", "latest", name))
+	if len(m) != 1 {
+		c.t.Fatalf("sandbox %s of %s: %v", name, taskID, m)
+	}
+	b, _ := os.ReadFile(m[0])
+	return string(b)
+}
+
+// TestClusterModeRunsWordcount: the example wordcount submitted in cluster
+// mode runs as a Mesos task, prints its counts in its sandbox and ends
+// FINISHED; flint status --wait says so with exit 0; the page lists it.
+func TestClusterModeRunsWordcount(t *testing.T) {
+	work := t.TempDir()
+	c := &clusterEnv{t: t, master: startMesosLocalIn(t, work), home: t.TempDir(), store: t.TempDir()}
+	c.startDispatcher()
+	in := filepath.Join(t.TempDir(), "in.txt")
+	if err := os.WriteFile(in, []byte("b a b\nc b a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := c.submit("--example", "wordcount", "--", "--partitions", "2", in)
+	out, errOut, code := c.flint("status", "--master", "mesos://"+c.disp, "--wait", "--timeout", "90s", id)
+	if code != 0 || out != id+" FINISHED: Command exited with status 0\n" {
+		t.Fatalf("status --wait: exit %d %q\n%s\ndispatcher:\n%s", code, out, errOut, c.errOut.String())
+	}
+	st := c.status(id)
+	if stdout := c.sandboxFile(work, st.TaskID, "stdout"); !strings.Contains(stdout, "6 words, 3 distinct\n") {
+		t.Fatalf("driver stdout:\n%s", stdout)
+	}
+	page, _, _ := c.get("/?token=" + c.client().Token)
+	if !strings.Contains(page, id) || !strings.Contains(page, "Finished drivers") || !strings.Contains(page, "flint mesos logs --master") {
+		t.Fatalf("page:\n%s", page)
+	}
+}
+
+func (c *clusterEnv) get(path string) (string, int, error) {
+	resp, err := http.Get("http://" + c.disp + path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return b.String(), resp.StatusCode, nil
+}
+
+// TestClusterModeFaults: each bad input and fault ends with one clear reason.
+func TestClusterModeFaults(t *testing.T) {
+	job := testDriver(t)
+	c := startCluster(t, "--max-drivers", "1")
+	ctx := context.Background()
+
+	t.Run("unauthorised submitter", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "token")
+		_ = os.WriteFile(bad, []byte("not-the-dispatchers-token\n"), 0o600)
+		_, errOut, code := c.flint("submit", "--deploy-mode", "cluster", "--master", "mesos://"+c.disp, "--token-file", bad, "--example", "pi")
+		if code != 1 || !strings.Contains(errOut, "dispatcher: unauthorised") || strings.Count(errOut, "unauthorised") != 1 {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+	})
+	t.Run("malformed and unknown field", func(t *testing.T) {
+		for body, want := range map[string]string{
+			`{"action":"CreateSubmissionRequest"`:                              "unexpected EOF",
+			`{"action":"CreateSubmissionRequest","sparkProperties":{"a":"b"}}`: `unknown field "sparkProperties" (use "flintProperties"`,
+		} {
+			req, _ := http.NewRequest("POST", "http://"+c.disp+"/v1/submissions/create", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+c.client().Token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e dispatcher.ErrorResponse
+			_ = json.NewDecoder(resp.Body).Decode(&e)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || e.Action != "ErrorResponse" || !strings.Contains(e.Message, want) {
+				t.Fatalf("%s: %d %+v", body, resp.StatusCode, e)
+			}
+		}
+	})
+	t.Run("not a Flint program", func(t *testing.T) {
+		script := filepath.Join(t.TempDir(), "notflint")
+		_ = os.WriteFile(script, []byte("#!/bin/sh\necho hello\n"), 0o755)
+		id := c.submit(script)
+		out, _, code := c.flint("status", "--master", "mesos://"+c.disp, "--wait", "--timeout", "90s", id)
+		want := id + " FAILED: the program is not a Flint program (its Go build information names no github.com/flint-mesos/flint module); build it with flint.Main\n"
+		if code != 1 || out != want {
+			t.Fatalf("exit %d\n%q\nwant\n%q", code, out, want)
+		}
+	})
+	t.Run("fetched binary with the wrong checksum", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, job) }))
+		defer srv.Close()
+		id, err := c.client().Create(ctx, dispatcher.CreateRequest{AppResource: srv.URL + "/testdriver",
+			AppResourceSHA256: strings.Repeat("0", 64), AppArgs: []string{"ok"}, FlintProperties: map[string]string{"flint.driver.memory": "256m"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := c.waitState(id, dispatcher.Failed)
+		if st.Message != "the fetched program's SHA-256 is not the submitted appResourceSha256" {
+			t.Fatalf("message %q", st.Message)
+		}
+	})
+	t.Run("a driver no agent can hold", func(t *testing.T) {
+		id := c.submit("--driver-cores", "512", "--example", "pi")
+		st := c.waitState(id, dispatcher.Failed)
+		if !strings.HasPrefix(st.Message, "no agent can ever run this driver: it needs 512 cpus and 256 MB") {
+			t.Fatalf("message %q", st.Message)
+		}
+	})
+	t.Run("a failing driver, unsupervised and supervised", func(t *testing.T) {
+		id := c.submit(job, "fail")
+		if st := c.waitState(id, dispatcher.Failed); st.Message != "the driver exited with status 1 (see its stderr)" || st.Attempts != 1 {
+			t.Fatalf("unsupervised: %q after %d attempts", st.Message, st.Attempts)
+		}
+		marker := filepath.Join(t.TempDir(), "ran")
+		id = c.submit("--supervise", job, "once", marker)
+		if st := c.waitState(id, dispatcher.Finished); st.Attempts != 2 {
+			t.Fatalf("supervised: finished after %d attempts, want 2 (failed once, relaunched)", st.Attempts)
+		}
+	})
+	t.Run("kill queued and running", func(t *testing.T) {
+		running := c.submit(job, "sleep")
+		c.waitState(running, dispatcher.Running)
+		queued := c.submit(job, "sleep") // --max-drivers 1
+		if st := c.status(queued); st.DriverState != dispatcher.Queued {
+			t.Fatalf("second driver %s, want QUEUED", st.DriverState)
+		}
+		out, _, code := c.flint("kill", "--master", "mesos://"+c.disp, queued)
+		if code != 0 || out != queued+" killed before it was launched\n" || c.status(queued).DriverState != dispatcher.Killed {
+			t.Fatalf("kill queued: exit %d %q", code, out)
+		}
+		out, _, code = c.flint("kill", "--master", "mesos://"+c.disp, running)
+		if code != 0 || out != "Kill request for "+running+" submitted\n" {
+			t.Fatalf("kill running: exit %d %q", code, out)
+		}
+		if st := c.waitState(running, dispatcher.Killed); st.Message != "killed by request" {
+			t.Fatalf("killed running: %q", st.Message)
+		}
+		if _, errOut, code := c.flint("kill", "--master", "mesos://"+c.disp, running); code != 1 || !strings.Contains(errOut, "already ended") {
+			t.Fatalf("second kill: exit %d %s", code, errOut)
+		}
+	})
+}
+
+// TestClusterModeDispatcherRestart: the dispatcher killed (SIGKILL) with one
+// driver running and one queued comes back on the same store: the running
+// one is still its first attempt (reconciled, not launched again), the queued
+// one still waits and runs once the first is gone.
+func TestClusterModeDispatcherRestart(t *testing.T) {
+	job := testDriver(t)
+	c := startCluster(t, "--max-drivers", "1")
+	running := c.submit(job, "sleep")
+	first := c.waitState(running, dispatcher.Running)
+	queued := c.submit(job, "sleep")
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.cmd.Wait()
+	c.startDispatcher()
+	st := c.status(running)
+	if st.DriverState != dispatcher.Running || st.TaskID != first.TaskID || st.Attempts != 1 {
+		t.Fatalf("after the restart the running driver is %s task %s attempts %d, want RUNNING %s 1", st.DriverState, st.TaskID, st.Attempts, first.TaskID)
+	}
+	if st := c.status(queued); st.DriverState != dispatcher.Queued {
+		t.Fatalf("after the restart the queued driver is %s", st.DriverState)
+	}
+	if _, err := c.client().Kill(context.Background(), running); err != nil {
+		t.Fatal(err)
+	}
+	c.waitState(running, dispatcher.Killed)
+	st = c.waitState(queued, dispatcher.Running)
+	if st.Attempts != 1 {
+		t.Fatalf("queued driver attempts %d", st.Attempts)
+	}
+	if _, err := c.client().Kill(context.Background(), queued); err != nil {
+		t.Fatal(err)
+	}
+	c.waitState(queued, dispatcher.Killed)
+	if st := c.status(running); st.Attempts != 1 {
+		t.Fatalf("the first driver was launched %d times", st.Attempts)
+	}
+}

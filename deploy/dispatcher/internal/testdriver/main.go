@@ -1,0 +1,47 @@
+// Command testdriver is a Flint program the dispatcher's tests submit in
+// cluster mode. Its first argument picks what its driver does:
+//
+//	sleep         wait until cancelled (a kill, SIGTERM)
+//	fail          fail at once (exit status 1)
+//	once MARKER   fail when MARKER does not exist (creating it), succeed when it does:
+//	              a supervised driver fails once and succeeds when relaunched
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/flint-mesos/flint"
+	"github.com/flint-mesos/flint/framework"
+)
+
+func main() {
+	flint.Main(func(ctx context.Context, fc *framework.Context, args []string) error {
+		if len(args) == 0 {
+			return errors.New("testdriver: want sleep, fail or once MARKER")
+		}
+		fmt.Println("testdriver:", args[0])
+		switch args[0] {
+		case "sleep":
+			<-ctx.Done()
+			return ctx.Err()
+		case "fail":
+			return errors.New("testdriver: failing as asked")
+		case "once":
+			if len(args) < 2 {
+				return errors.New("testdriver: once needs a marker file")
+			}
+			if _, err := os.Stat(args[1]); err == nil {
+				fmt.Println("testdriver: second run succeeds")
+				return nil
+			}
+			if err := os.WriteFile(args[1], []byte("ran\n"), 0o644); err != nil {
+				return err
+			}
+			return errors.New("testdriver: first run fails")
+		}
+		return fmt.Errorf("testdriver: unknown mode %q", args[0])
+	})
+}

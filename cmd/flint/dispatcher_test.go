@@ -49,6 +49,7 @@ type clusterEnv struct {
 	t                        *testing.T
 	master, disp, home, work string
 	store                    string
+	cmdArgs                  []string // the dispatcher's arguments (default: built from master and extra)
 	cmd                      *exec.Cmd
 	errOut                   *bytes.Buffer
 	extra                    []string
@@ -100,8 +101,11 @@ func (c *clusterEnv) startDispatcher() {
 		c.disp = freePort(t)
 	}
 	_, port, _ := strings.Cut(c.disp, ":")
-	args := append([]string{"dispatcher", "--master", "mesos://" + c.master, "--port", port, "--store", c.store,
-		"--failover-timeout", "10m", "--min-backoff", "200ms"}, c.extra...)
+	args := append([]string{"dispatcher", "--master", "mesos://" + c.master, "--failover-timeout", "10m", "--min-backoff", "200ms"}, c.extra...)
+	if c.cmdArgs != nil {
+		args = append([]string(nil), c.cmdArgs...)
+	}
+	args = append(args, "--port", port, "--store", c.store)
 	cmd := exec.Command(flintBin, args...)
 	cmd.Env = c.env()
 	c.errOut = &bytes.Buffer{}
@@ -362,5 +366,70 @@ func TestClusterModeDispatcherRestart(t *testing.T) {
 	c.waitState(queued, dispatcher.Killed)
 	if st := c.status(running); st.Attempts != 1 {
 		t.Fatalf("the first driver was launched %d times", st.Attempts)
+	}
+}
+
+// readmeLine is the README's sh-block line that starts with prefix, its
+// comment and a trailing & dropped.
+func readmeLine(t *testing.T, prefix string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```sh"):
+			in = true
+		case strings.HasPrefix(line, "```"):
+			in = false
+		case in && strings.HasPrefix(line, prefix):
+			if i := strings.Index(line, " #"); i >= 0 {
+				line = line[:i]
+			}
+			return shellWords(t, strings.TrimSuffix(strings.TrimSpace(line), " &"))
+		}
+	}
+	t.Fatalf("the README has no %q line", prefix)
+	return nil
+}
+
+// runReadmeClusterSubmit runs the README's cluster-mode commands as written
+// — its dispatcher line (on a free port and its own store), the submit, and
+// the status line with the id the submit printed — and checks the driver's
+// output in its sandbox.
+func runReadmeClusterSubmit(t *testing.T, submitArgs []string) {
+	work := t.TempDir()
+	c := &clusterEnv{t: t, master: startMesosLocalIn(t, work), home: t.TempDir(), store: t.TempDir()}
+	disp := readmeLine(t, "./flint dispatcher ")
+	if j := indexOf(disp, "--master"); j < 0 || !strings.HasPrefix(disp[j+1], "mesos://127.0.0.1:") {
+		t.Fatalf("README dispatcher line %q", disp)
+	} else {
+		disp[j+1] = "mesos://" + c.master // the README's 127.0.0.1:5050 may be taken
+	}
+	c.cmdArgs = disp[1:]
+	c.startDispatcher()
+	j := indexOf(submitArgs, "--master")
+	if j < 0 || submitArgs[j+1] != "mesos://127.0.0.1:7077" {
+		t.Fatalf("README cluster submit %q does not name the dispatcher's default address", submitArgs)
+	}
+	submitArgs[j+1] = "mesos://" + c.disp
+	out, errOut, code := c.flint(append([]string{"submit"}, submitArgs...)...)
+	id := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(id, "driver-") {
+		t.Fatalf("submit: exit %d %q\n%s", code, out, errOut)
+	}
+	status := readmeLine(t, "./flint status ")
+	if !strings.HasPrefix(status[len(status)-1], "driver-") {
+		t.Fatalf("README status line %q does not end with an id", status)
+	}
+	status[len(status)-1] = id
+	out, errOut, code = c.flint(append(status[1:], "--master", "mesos://"+c.disp)...)
+	if code != 0 || out != id+" FINISHED: Command exited with status 0\n" {
+		t.Fatalf("%v: exit %d %q\n%s\ndispatcher:\n%s", status, code, out, errOut, c.errOut.String())
+	}
+	if stdout := c.sandboxFile(work, c.status(id).TaskID, "stdout"); !strings.Contains(stdout, "Pi is roughly 3.1") {
+		t.Fatalf("driver stdout:\n%s", stdout)
 	}
 }

@@ -101,6 +101,10 @@ func TestReadmeSubmitCommandsRunVerbatim(t *testing.T) {
 		default:
 			t.Fatalf("README runs flint as %q in %q", prog, c)
 		}
+		if indexOf(args, "--deploy-mode") >= 0 { // cluster mode: the README's dispatcher lines (dispatcher_test.go)
+			t.Run(strings.Join(args, " "), func(t *testing.T) { runReadmeClusterSubmit(t, args) })
+			continue
+		}
 		if j := indexOf(args, "--master"); j >= 0 && strings.HasPrefix(args[j+1], "mesos://") {
 			if mesosAddr == "" {
 				mesosAddr = startMesosLocal(t)

@@ -188,7 +188,7 @@ func New(ctx context.Context, o Options) (*FS, error) {
 		}
 		so.UsePathStyle = o.PathStyle
 	})
-	return &FS{client: client, http: hc, partSize: o.PartSize}, nil
+	return &FS{client: client, http: hc, partSize: o.PartSize, maxAttempts: o.MaxAttempts, maxBackoff: o.MaxBackoff}, nil
 }
 
 // httpClient is the client requests go through: the SDK's transport (with the custom CA

@@ -39,4 +39,13 @@
 // Reads carry If-Match with the ETag the driver listed, so an object replaced between
 // listing and reading fails the task with storage.ErrChanged; a deleted one with
 // storage.ErrNotExist.
+//
+// # Stalls and dropped connections
+//
+// Every request is tried flint.s3.maxAttempts times with jittered exponential back-off; an
+// attempt fails when the server sends nothing for flint.s3.requestTimeout. A read whose body
+// stalls or breaks midway is resumed from the byte where it stopped (a ranged GET, still
+// If-Match), the failed read and the resuming attempts together at most flint.s3.maxAttempts
+// in a row without progress; then the read fails with one error naming the object and the
+// byte.
 package s3

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -19,9 +21,11 @@ import (
 
 // FS is one S3 client's view of every bucket. Safe for concurrent use.
 type FS struct {
-	client   *s3.Client
-	http     *http.Client
-	partSize int64
+	client      *s3.Client
+	http        *http.Client
+	partSize    int64
+	maxAttempts int           // of a request, and of resuming a read that failed mid-body
+	maxBackoff  time.Duration // longest wait before resuming a read
 }
 
 var _ storage.Writable = (*FS)(nil)
@@ -142,8 +146,21 @@ func (f *FS) List(ctx context.Context, dir string) ([]storage.FileInfo, error) {
 	return out, nil
 }
 
-// Open gets bytes [off, off+n) of fi, with If-Match on the listed ETag.
+// Open gets bytes [off, off+n) of fi, with If-Match on the listed ETag. A read that fails
+// mid-body (a stalled server: no data for flint.s3.requestTimeout, a reset connection) is
+// resumed where it stopped, with back-off, up to flint.s3.maxAttempts times in a row without
+// progress; then it fails with one error naming the object and the offset.
 func (f *FS) Open(ctx context.Context, fi storage.FileInfo, off, n int64) (io.ReadCloser, error) {
+	rc, err := f.get(ctx, fi, off, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &resuming{f: f, ctx: ctx, fi: fi, off: off, n: n, rc: rc}, nil
+}
+
+// get is one GET of bytes [off, off+n) of fi (n < 0: to the end), tried up to attempts times
+// (0: maxAttempts).
+func (f *FS) get(ctx context.Context, fi storage.FileInfo, off, n int64, attempts int) (io.ReadCloser, error) {
 	l, err := parse(fi.Path)
 	if err != nil {
 		return nil, err
@@ -159,7 +176,11 @@ func (f *FS) Open(ctx context.Context, fi storage.FileInfo, off, n int64) (io.Re
 	if fi.Version != "" {
 		in.IfMatch = aws.String(fi.Version)
 	}
-	out, err := f.client.GetObject(ctx, in)
+	var opts []func(*s3.Options)
+	if attempts > 0 {
+		opts = append(opts, func(o *s3.Options) { o.RetryMaxAttempts = attempts })
+	}
+	out, err := f.client.GetObject(ctx, in, opts...)
 	if err != nil {
 		var nsk *types.NoSuchKey
 		if errors.As(err, &nsk) {
@@ -177,6 +198,76 @@ func (f *FS) Open(ctx context.Context, fi storage.FileInfo, off, n int64) (io.Re
 	}
 	return out.Body, nil
 }
+
+// resuming is an object's body that resumes a read failed mid-body from where it stopped.
+type resuming struct {
+	f      *FS
+	ctx    context.Context
+	fi     storage.FileInfo
+	off, n int64 // next byte to read; bytes left (< 0: to the end)
+	rc     io.ReadCloser
+	fails  int // failures in a row without a byte read
+	err    error
+}
+
+func (r *resuming) Read(p []byte) (int, error) {
+	for r.err == nil {
+		k, err := r.rc.Read(p)
+		r.off += int64(k)
+		if r.n > 0 {
+			r.n -= int64(k)
+		}
+		if k > 0 {
+			r.fails = 0
+		}
+		switch {
+		case err == nil, err == io.EOF:
+			return k, err
+		case r.n == 0: // every byte asked for was read: what failed after them does not matter
+			return k, io.EOF
+		case k > 0:
+			r.resume(err) // the next Read goes on from the new body, or returns r.err
+			return k, nil
+		}
+		r.resume(err)
+	}
+	return 0, r.err
+}
+
+// resume replaces the failed body with a GET from r.off, after a back-off. The failed read
+// and the GET's attempts together make at most maxAttempts in a row without progress; past
+// them r.err is set: one error naming the object, where it stopped and why.
+func (r *resuming) resume(cause error) {
+	r.rc.Close()
+	r.rc = io.NopCloser(strings.NewReader(""))
+	r.fails++
+	if left := r.f.maxAttempts - r.fails; left <= 0 || r.ctx.Err() != nil {
+		if r.ctx.Err() != nil {
+			cause = r.ctx.Err()
+		}
+		r.err = fmt.Errorf("storage: s3 read %s stopped at byte %d after %d attempts: %w", r.fi.Path, r.off, r.fails, cause)
+		return
+	}
+	wait := min(r.f.maxBackoff, 50*time.Millisecond<<min(r.fails, 10))
+	t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+	select {
+	case <-t.C:
+	case <-r.ctx.Done():
+		t.Stop()
+	}
+	rc, err := r.f.get(r.ctx, r.fi, r.off, r.n, r.f.maxAttempts-r.fails)
+	if err != nil {
+		if errors.Is(err, storage.ErrChanged) || errors.Is(err, storage.ErrNotExist) {
+			r.err = err // the object changed since listing: final
+			return
+		}
+		r.err = fmt.Errorf("storage: s3 read %s stopped at byte %d (%v); resuming it failed: %w", r.fi.Path, r.off, cause, err)
+		return
+	}
+	r.rc = rc
+}
+
+func (r *resuming) Close() error { return r.rc.Close() }
 
 // totalSize is the complete length in a Content-Range header ("bytes 0-9/100"), or -1.
 func totalSize(cr string) int64 {

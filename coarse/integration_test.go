@@ -394,12 +394,21 @@ func TestSubscriptionDroppedMidJob(t *testing.T) {
 	}
 }
 
+// reregisterAsMesos gives agents a minute to re-register with a restarted
+// master, as Mesos' --agent_reregister_timeout does (10 minutes by default):
+// until then the master does not answer explicit reconciliation of their
+// tasks. The test clusters' default window (five 200 ms pings) is shorter
+// than re-registration takes on a loaded machine, and a reconciliation
+// answered after it says TASK_LOST for executors that are still starting,
+// so the driver replaced them and the restart tests failed under load.
+func reregisterAsMesos(mc *master.Config) { mc.AgentReregisterTimeout = time.Minute }
+
 // The master restarts mid-job (a Mesos master failover: same id and
 // address, no state): agents re-register with the executors they run, the
 // framework re-subscribes with its id, the executors keep serving the
 // driver, and the job finishes with every task exactly once.
 func TestMasterRestartedMidJob(t *testing.T) {
-	c := startCluster(t, clusterOpts{})
+	c := startCluster(t, clusterOpts{master: reregisterAsMesos})
 	r := mustRun(t, mesosURL(c), "flint.executor.cores=1", "flint.mesos.failoverTimeout=60s", "flint.mesos.checkpoint=true")
 	fin := &finishes{per: map[int]int{}}
 	r.fc.AddListener(fin)
@@ -513,7 +522,7 @@ func TestFrameworkRemovedFailsJobsAtOnce(t *testing.T) {
 // (Bounding the launch rate on any master, when launches are refused, is
 // the backends' part and tested with them.)
 func TestMasterRestartWhileExecutorsStartLaunchesNoStorm(t *testing.T) {
-	c := startCluster(t, clusterOpts{})
+	c := startCluster(t, clusterOpts{master: reregisterAsMesos})
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -14,8 +14,9 @@
 // The driver reads every file's footer when the job is planned (two small ranged reads per
 // file) and:
 //   - checks T against the file's schema: a column of T the file lacks, or has with another
-//     type (or optional where T's field is not a pointer), fails the job there, naming the
-//     file, the column and both types;
+//     type (or optional where T's field is not a pointer), at any depth of nested structs,
+//     fails the job there, naming the file, the column's path (addr.zip) and both types; a
+//     plain column where T has a struct (or the reverse) is one error at that path;
 //   - skips the row groups that Options.Filter excludes by their min/max statistics;
 //   - packs each file's remaining row groups, in order, into splits of at most
 //     flint.files.maxPartitionBytes (their compressed size; a larger row group is a split

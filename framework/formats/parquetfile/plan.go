@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -112,23 +113,41 @@ func readFooter(ctx context.Context, cfg *config.Config, f storage.FileInfo, sch
 }
 
 // checkSchema fails when file lacks a column of want or has it with another type, or
-// optional where want's is required.
+// optional where want's is required, at any depth of nested groups: one error a column (a
+// plain column where T has a group, or the reverse, is one error at the group's path).
 func checkSchema(path string, want, file *parquet.Schema) error {
+	return errors.Join(checkFields(path, file, nil, want, file)...)
+}
+
+// checkFields compares the fields of want's group with those of got's, below prefix.
+func checkFields(path string, file *parquet.Schema, prefix []string, want, got parquet.Node) []error {
 	var errs []error
-	for _, col := range want.Columns() {
-		w, _ := want.Lookup(col...)
+	for _, wf := range want.Fields() {
+		col := append(slices.Clone(prefix), wf.Name())
 		name := strings.Join(col, ".")
-		g, ok := file.Lookup(col...)
-		if !ok || g.Node == nil {
+		gf := field(got, wf.Name())
+		switch {
+		case gf == nil:
 			errs = append(errs, fmt.Errorf("parquetfile: %s has no column %q (T has it as %s; the file's columns: %s)",
-				path, name, describe(w.Node), columnNames(file)))
-			continue
-		}
-		if typeName(w.Node) != typeName(g.Node) || g.Node.Optional() && !w.Node.Optional() || g.Node.Repeated() != w.Node.Repeated() {
-			errs = append(errs, fmt.Errorf("parquetfile: %s: column %q is %s in the file but %s in T", path, name, describe(g.Node), describe(w.Node)))
+				path, name, describe(wf), columnNames(file)))
+		case wf.Leaf() != gf.Leaf() || gf.Optional() && !wf.Optional() || gf.Repeated() != wf.Repeated() ||
+			wf.Leaf() && typeName(wf) != typeName(gf):
+			errs = append(errs, fmt.Errorf("parquetfile: %s: column %q is %s in the file but %s in T", path, name, describe(gf), describe(wf)))
+		case !wf.Leaf():
+			errs = append(errs, checkFields(path, file, col, wf, gf)...)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// field is n's field called name, or nil.
+func field(n parquet.Node, name string) parquet.Field {
+	for _, f := range n.Fields() {
+		if f.Name() == name {
+			return f
+		}
+	}
+	return nil
 }
 
 // typeName is n's physical type and its logical type, when that says more: a signed
@@ -143,7 +162,16 @@ func typeName(n parquet.Node) string {
 }
 
 func describe(n parquet.Node) string {
-	s := typeName(n)
+	var s string
+	if n.Leaf() {
+		s = typeName(n)
+	} else {
+		var names []string
+		for _, f := range n.Fields() {
+			names = append(names, f.Name())
+		}
+		s = "a group (" + strings.Join(names, ", ") + ")"
+	}
 	switch {
 	case n.Repeated():
 		return "repeated " + s

@@ -22,7 +22,6 @@ import (
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/mailbox"
 	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -72,11 +71,9 @@ type Backend struct {
 	certPin  string
 	idPrefix string // starts every executor id (mesosbackend.TaskIDPrefix)
 
-	inbox    *mailbox.Mailbox[func()] // the owner's inputs
-	post     func(func()) bool        // queues an input for the owner (inbox.Put); false once it ended
-	loopDone chan struct{}            // closed when the owner ended
-	view     atomic.Pointer[view]     // what the owner last published
-	started  atomic.Bool              // Start subscribed: the owner runs
+	own      *mesosbackend.Owner  // the owner goroutine and its inbox (owner.go)
+	view     atomic.Pointer[view] // what the owner last published
+	started  atomic.Bool          // Start subscribed: the owner runs
 	stopOnce sync.Once
 	stopErr  error
 
@@ -97,7 +94,6 @@ type Backend struct {
 	localSince  time.Time      // since when offers wait for preferred hosts (zero: not waiting)
 	exited      chan struct{}  // closed and replaced whenever an executor ends
 	deaths      *deaths        // reports of executors that ended (death.go)
-	quit        bool           // the owner handled Stop's last input: it ends
 }
 
 // executor is one executor: a Mesos task running a Flint binary in the
@@ -172,14 +168,13 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 	}
 	b := &Backend{
 		p: p, set: set, log: log, limit: -1, clock: clock.Real{},
-		inbox: mailbox.New[func()](), loopDone: make(chan struct{}),
+		own:      mesosbackend.NewOwner(),
 		execs:    map[string]*executor{},
 		fails:    newAgentFailures(set.maxAgentFailures, set.agentExclusion),
 		backoff:  launchbackoff.New(),
 		exited:   make(chan struct{}),
 		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
 	}
-	b.post = b.inbox.Put
 	b.chain = fetchHandler{handler{b}}
 	b.gwChain = fetchEvents{gatewayEvents{b}}
 	for _, o := range opts {
@@ -200,12 +195,11 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	b.d = d
 	defer func() {
 		if err != nil {
-			b.inbox.Close()
-			close(b.loopDone)
+			b.own.Abandon()
 			b.closeServers(context.Background())
 		}
 	}()
-	addr, err := b.set.addr.Resolve(b.p.Master)
+	addr, err := b.set.Addr.Resolve(b.p.Master)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
@@ -218,11 +212,11 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	dial := b.dial
 	if dial == nil {
 		dial = mesosbackend.SubscribeWith(b.p.Config, mesosbackend.Subscription{
-			Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
+			Master: b.master, NetworkTimeout: b.set.NetworkTimeout, Logger: b.log, Options: b.opts,
 			Metrics: b.p.Metrics,
 		})
 	}
-	conn, user, err := dial(ctx, inlet{b})
+	conn, user, err := dial(ctx, mesosbackend.Inlet(b.own, &b.chain))
 	b.user = user
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
@@ -230,9 +224,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	b.conn = conn
 	// Start is the owner until run takes over: it handles what came while
 	// it subscribed (SUBSCRIBED, reconciliation answers, first offers).
-	for _, in := range b.inbox.Take(nil) {
-		in()
-	}
+	b.own.Drain()
 	b.publish()
 	b.started.Store(true)
 	go b.run()
@@ -245,7 +237,7 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 		return fmt.Errorf("coarse: %w", err)
 	}
 	var tlsCfg *tls.Config
-	if b.set.tls {
+	if b.set.TLS {
 		if tlsCfg, b.certPin, err = tlspin.Server(addr.Host, certValidity); err != nil {
 			return fmt.Errorf("coarse: executor gateway: %w", err)
 		}
@@ -259,7 +251,7 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 	// Every flint.* setting, as Spark hands executors its spark.* ones.
 	job := jobconf.FromConfig(b.p.Config)
 	settings := &flintpb.ExecutorSettings{
-		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
+		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.MaxResultSize, MaxDirectResultSize: b.set.MaxDirectResult,
 		Shuffle: shuffleProps, JobSettings: job.Settings, JobSecrets: job.Secrets,
 	}
 	b.secret = secret
@@ -270,8 +262,8 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 	gw, err := gateway.New(gateway.Config{
 		Secret: secret, Events: gwInlet{b}, DriverID: "driver", TLS: tlsCfg,
 		Settings:          settings,
-		HeartbeatInterval: b.set.heartbeat, Timeout: b.set.networkTimeout,
-		MaxResultSize: b.set.maxResultSize, Logger: b.log,
+		HeartbeatInterval: b.set.heartbeat, Timeout: b.set.NetworkTimeout,
+		MaxResultSize: b.set.MaxResultSize, Logger: b.log,
 	})
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
@@ -292,7 +284,7 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
 func (b *Backend) startFiles(addr mesosbackend.Addr) error {
-	exe, err := b.StartFiles(b.set.executorURI, b.set.executorSHA, addr, b.log, b.set.env, &b.set.command)
+	exe, err := b.StartFiles(b.set.URI, b.set.SHA256, addr, b.log, b.set.Env, &b.set.Command)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
@@ -421,17 +413,17 @@ func (b *Backend) Stop(ctx context.Context) error {
 		b.stopExecutors(ctx)
 		b.post(func() {
 			b.deaths.close()
-			b.quit = true
+			b.own.Quit()
 		})
-		<-b.loopDone
+		<-b.own.Done()
 		b.deaths.wait()
-		err := b.conn.Stop(ctx, !b.set.keepFramework)
+		err := b.conn.Stop(ctx, !b.set.KeepFramework)
 		if !mesosconn.StopReported(err) {
 			b.stopErr = fmt.Errorf("coarse: tear down the framework: %w", err)
 		}
 		b.closeServers(ctx)
 		switch {
-		case b.set.keepFramework:
+		case b.set.KeepFramework:
 			b.log.Infof("coarse: stopped; framework %s stays registered for flint.mesos.failoverTimeout (flint.mesos.driver.failover): a driver started with flint.mesos.driver.frameworkId=%s takes it over", b.FrameworkID(), b.FrameworkID())
 		case err == nil:
 			b.log.Debugf("coarse: stopped (framework %s torn down)", b.FrameworkID())
@@ -531,3 +523,18 @@ func (b *Backend) closeServers(ctx context.Context) {
 // job adds, is b's embedded mesosbackend.AddedFiles (backend.FileServer,
 // backend.FileUnserver).
 var _ backend.FileUnserver = (*Backend)(nil)
+
+var _ backend.SandboxLocator = (*Backend)(nil)
+
+// ExecutorSandbox implements backend.SandboxLocator
+// (mesosbackend.ExecutorSandbox on the backend's connection).
+func (b *Backend) ExecutorSandbox(ctx context.Context, executorID string) (agentURL, dir string, err error) {
+	var conn mesosbackend.Conn
+	if b.started.Load() {
+		conn = b.conn // set by Start before started, read-only after
+	}
+	if agentURL, dir, err = mesosbackend.ExecutorSandbox(ctx, conn, executorID); err != nil {
+		return "", "", fmt.Errorf("coarse: %w", err)
+	}
+	return agentURL, dir, nil
+}

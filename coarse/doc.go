@@ -71,7 +71,7 @@
 // killed; an id once lost is never used again. flint.mesos.executor.
 // maxFailuresPerAgent failures on an agent exclude it for
 // flint.mesos.executor.agentExclusionTimeout. While tasks wait and no
-// executor could start, an error after flint.mesos.coarse.noExecutorTimeout
+// executor could start, an error after flint.mesos.noOfferFitTimeout
 // (checked on the driver loop's clock ticks) names what the offers lack.
 //
 // Stop asks every executor to stop, waits up to

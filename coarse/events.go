@@ -133,7 +133,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 	if excluded {
 		b.log.WithFields(fields).Warnf("coarse: agent %s (%s) excluded for %s after %d executor failures", e.agentID, e.host, b.set.agentExclusion, b.set.maxAgentFailures)
 	}
-	if reason := mesosbackend.Unauthorized(st, b.set.launch.TaskUser(b.user)); reason != "" && report {
+	if reason := mesosbackend.Unauthorized(st, b.set.Executor.TaskUser(b.user)); reason != "" && report {
 		b.log.Error("coarse: " + reason)
 		b.d.Abort(reason)
 	}
@@ -162,7 +162,7 @@ func (h handler) Disconnected(err error) {
 
 // Aborted fails the active jobs at once, naming why: no executor can start
 // any more (issue 11's fail-fast), and jobs submitted later fail on the next
-// tick instead of waiting for flint.mesos.coarse.noExecutorTimeout.
+// tick instead of waiting for flint.mesos.noOfferFitTimeout.
 func (h handler) Aborted(err error) {
 	b := h.b
 	reason := fmt.Sprintf("the Mesos master %s ended the framework: %v; no executor can start", b.master, err)
@@ -324,7 +324,7 @@ func (b *Backend) updateDemand() {
 }
 
 // checkNoExecutor fails the waiting jobs when, for
-// flint.mesos.coarse.noExecutorTimeout, tasks have waited while no executor
+// flint.mesos.noOfferFitTimeout, tasks have waited while no executor
 // could be started, naming what the offers lacked — instead of a silent hang.
 func (b *Backend) checkNoExecutor(now time.Time) {
 	if b.ended != "" && b.demand.Waiting && !b.stopping {
@@ -340,10 +340,10 @@ func (b *Backend) checkNoExecutor(now time.Time) {
 		return
 	}
 	waited := now.Sub(b.diag.waitSince)
-	if waited < b.set.noExecutorTimeout {
-		if excluded := b.allExcluded(now, b.diag.waitSince.Add(b.set.noExecutorTimeout)); excluded != "" {
+	if waited < b.set.NoFit {
+		if excluded := b.allExcluded(now, b.diag.waitSince.Add(b.set.NoFit)); excluded != "" {
 			// Nothing can start before the timeout: say so now.
-			reason := "no executor can start: every agent that offered resources is excluded, and no exclusion ends before flint.mesos.coarse.noExecutorTimeout: " + excluded
+			reason := "no executor can start: every agent that offered resources is excluded, and no exclusion ends before " + b.set.NoFitKey + ": " + excluded
 			if last := b.diag.lastFailure; last != "" {
 				reason += "; last executor failure: " + last
 			}
@@ -352,8 +352,8 @@ func (b *Backend) checkNoExecutor(now time.Time) {
 		}
 		return
 	}
-	reason := fmt.Sprintf("tasks waited %s (flint.mesos.coarse.noExecutorTimeout) and no executor could be started: %s",
-		waited.Round(time.Second), b.explain())
+	reason := fmt.Sprintf("tasks waited %s (%s) and no executor could be started: %s",
+		waited.Round(time.Second), b.set.NoFitKey, b.explain())
 	b.diag.waitSince = time.Time{}
 	b.log.Error("coarse: " + reason)
 	b.d.Abort(reason)

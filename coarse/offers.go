@@ -34,9 +34,9 @@ func (b *Backend) planOffers(offers []mesos.Offer, prefs map[string]int, now tim
 	p := launchPlan{launches: map[mesos.OfferID][]mesos.TaskInfo{}, declines: map[mesosconn.DeclineReason][]mesos.OfferID{}}
 	req := placement.ExecutorRequest{
 		Offers: make([]placement.Offer, len(offers)), Now: now, Stopping: b.stopping,
-		ExecutorCores: b.set.executorCores, TaskCPUs: b.set.taskCPUs, MemMB: b.set.memMB, GPUsMax: b.set.gpusMax,
+		ExecutorCores: b.set.executorCores, TaskCPUs: b.set.taskCPUs, MemMB: b.set.MemMB, GPUsMax: b.set.gpusMax,
 		CoresMax: b.set.coresMax, CoresHeld: b.cores, GPUsHeld: b.gpus, Limit: b.limit, Live: b.live(),
-		Constraints: b.set.constraints, Excluded: b.fails.exclusions(now), Backoff: b.backoff.Until(now),
+		Constraints: b.set.Constraints, Excluded: b.fails.exclusions(now), Backoff: b.backoff.Until(now),
 		HostPrefs: prefs, HostsRunning: map[string]bool{}, LocalityWait: b.set.localityWait, LocalitySince: b.localSince,
 	}
 	byID := make(map[string]*mesos.Offer, len(offers))
@@ -142,13 +142,13 @@ func (b *Backend) live() int {
 // taskInfo is the Mesos task that runs executor e.
 func (b *Backend) taskInfo(e *executor, agent mesos.AgentID, res mesos.Resources) mesos.TaskInfo {
 	no := false
-	uris := b.exe.URIs(e.id, b.set.extraURIs)
-	cmd := b.set.command
+	uris := b.exe.URIs(e.id, b.set.ExtraURIs)
+	cmd := b.set.Command
 	return mesos.TaskInfo{
 		Name: "flint executor " + e.id, TaskID: mesos.TaskID{Value: e.id}, AgentID: agent, Resources: res,
-		Command: b.set.launch.RunAs(&mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
+		Command: b.set.Executor.RunAs(&mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
 			Environment: &mesos.Environment{Variables: b.environment(e)}}),
-		Container: b.set.launch.Container(),
+		Container: b.set.Executor.Container(),
 	}
 }
 
@@ -156,7 +156,7 @@ func (b *Backend) taskInfo(e *executor, agent mesos.AgentID, res mesos.Resources
 // then what the coarse executor needs (which wins).
 func (b *Backend) environment(e *executor) []mesos.Environment_Variable {
 	env := map[string]string{}
-	for k, v := range b.set.env {
+	for k, v := range b.set.Env {
 		env[k] = v
 	}
 	env[contract.EnvRole] = contract.RoleCoarse
@@ -169,11 +169,11 @@ func (b *Backend) environment(e *executor) []mesos.Environment_Variable {
 	}
 	env[contract.EnvHost] = e.host
 	env[contract.EnvAgentID] = e.agentID
-	env[contract.EnvTimeout] = strconv.FormatFloat(b.set.networkTimeout.Seconds(), 'f', -1, 64)
-	env[contract.EnvLogLevel] = b.set.logLevel
-	env[contract.EnvLogFormat] = b.set.logFormat
-	env[contract.EnvUser] = b.set.launch.TaskUser(b.user)
-	return b.set.launch.Environment(env)
+	env[contract.EnvTimeout] = strconv.FormatFloat(b.set.NetworkTimeout.Seconds(), 'f', -1, 64)
+	env[contract.EnvLogLevel] = b.set.LogLevel
+	env[contract.EnvLogFormat] = b.set.LogFormat
+	env[contract.EnvUser] = b.set.Executor.TaskUser(b.user)
+	return b.set.Executor.Environment(env)
 }
 
 // diagnosis remembers why offers did not become executors, for the

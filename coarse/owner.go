@@ -1,11 +1,8 @@
 package coarse
 
 import (
-	mesos "github.com/mesos/mesos-go/api/v1/lib"
-
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/framework/backend"
-	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -22,43 +19,14 @@ import (
 // executor's status updates reach the driver before its loss) is the order
 // of its own calls. After each round of inputs it publishes what other
 // goroutines may read (view).
-func (b *Backend) run() {
-	defer close(b.loopDone)
-	var q []func()
-	for {
-		<-b.inbox.Wake()
-		q = b.inbox.Take(q)
-		for _, in := range q {
-			in()
-			if b.quit {
-				b.inbox.Close() // later inputs are dropped: the backend is stopped
-				b.publish()
-				return
-			}
-		}
-		b.publish()
-	}
-}
+func (b *Backend) run() { b.own.Run(b.publish) }
 
 // call runs f on the owner, publishes, and waits for it; false when the
 // owner has ended (or never started) and f did not run.
-func (b *Backend) call(f func()) bool {
-	done := make(chan struct{})
-	if !b.post(func() { f(); b.publish(); close(done) }) {
-		return false
-	}
-	select {
-	case <-done:
-		return true
-	case <-b.loopDone:
-		select {
-		case <-done:
-			return true
-		default:
-			return false
-		}
-	}
-}
+func (b *Backend) call(f func()) bool { return b.own.Call(func() { f(); b.publish() }) }
+
+// post queues an input for the owner; false once it ended.
+func (b *Backend) post(f func()) bool { return b.own.Post(f) }
 
 // Flush waits until the owner has handled every input queued before it
 // (and published its view): a test or a simulation stepping the backend
@@ -105,31 +73,6 @@ func (b *Backend) viewed() *view {
 // driver loop. Batches after Stop are dropped.
 func (b *Backend) Apply(batch backend.Batch) {
 	b.post(func() { b.applyBatch(&batch) })
-}
-
-// inlet is the handler the Mesos connection calls (on its goroutine): it
-// queues every event for the owner, in stream order, and returns. The
-// connection acknowledges an update once Update returns, before the owner
-// handled it; the driver's own state is in this process, so an update
-// queued is as good as handled, and a driver that dies takes both with it.
-type inlet struct{ b *Backend }
-
-var _ mesosconn.Handler = inlet{}
-
-func (h inlet) Subscribed(id string, m mesos.MasterInfo, re bool) {
-	h.b.post(func() { h.b.chain.Subscribed(id, m, re) })
-}
-func (h inlet) Offers(o []mesos.Offer)     { h.b.post(func() { h.b.chain.Offers(o) }) }
-func (h inlet) Rescinded(id mesos.OfferID) { h.b.post(func() { h.b.chain.Rescinded(id) }) }
-func (h inlet) Update(st mesos.TaskStatus) { h.b.post(func() { h.b.chain.Update(st) }) }
-func (h inlet) AgentLost(id mesos.AgentID) { h.b.post(func() { h.b.chain.AgentLost(id) }) }
-func (h inlet) Disconnected(err error)     { h.b.post(func() { h.b.chain.Disconnected(err) }) }
-func (h inlet) Aborted(err error)          { h.b.post(func() { h.b.chain.Aborted(err) }) }
-func (h inlet) ExecutorLost(a mesos.AgentID, e mesos.ExecutorID, status int) {
-	h.b.post(func() { h.b.chain.ExecutorLost(a, e, status) })
-}
-func (h inlet) Message(a mesos.AgentID, e mesos.ExecutorID, d []byte) {
-	h.b.post(func() { h.b.chain.Message(a, e, d) })
 }
 
 // gwInlet is what the gateway calls (on each executor's stream goroutine):

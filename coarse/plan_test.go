@@ -32,7 +32,7 @@ func testBackend(t *testing.T, conf ...string) *Backend {
 	}
 	b.exe = mesosbackend.Executable{URI: "http://driver:1/files/abc/flint", Name: "flint"}
 	b.gwURL, b.secret, b.user = "driver:2", "s3cret", "alice"
-	b.set.command = "./flint"
+	b.set.Command = "./flint"
 	return b
 }
 

@@ -7,58 +7,37 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
 	"github.com/flint-mesos/flint/mesosbackend"
 )
 
-// settings are the flint.* keys the coarse backend reads, validated once.
+// settings are the flint.* keys the coarse backend reads, validated once:
+// the ones both Mesos backends read (mesosbackend.Settings) and coarse's.
 type settings struct {
-	keepFramework     bool                  // Stop leaves the framework for a successor (mesosbackend.KeepFramework)
-	launch            mesosbackend.Executor // what every executor launch carries: secrets (SecretEnv, Secrets) and ProxyUser
-	coresMax          int                   // flint.cores.max; math.MaxInt when unset
-	executorCores     int                   // flint.executor.cores; 0 = the whole offer
-	taskCPUs          int                   // flint.task.cpus
-	memMB             float64               // flint.executor.memory + overhead, in MiB
-	gpusMax           int                   // flint.mesos.gpus.max
-	constraints       constraints.Constraints
-	executorURI       string // flint.executor.uri; "" = serve our own executable
-	executorSHA       string // flint.executor.sha256
-	command           string // flint.mesos.executor.command
-	extraURIs         []string
-	env               map[string]string // flint.executorEnv.*
-	shutdownTimeout   time.Duration
-	noExecutorTimeout time.Duration
-	maxAgentFailures  int
-	agentExclusion    time.Duration
-	networkTimeout    time.Duration
-	tls               bool // flint.network.tls.enabled
-	heartbeat         time.Duration
-	localityWait      time.Duration // flint.locality.wait: how long to hold out for preferred hosts
-	maxResultSize     int64
-	maxDirectResult   int64
-	addr              mesosbackend.Addr // flint.driver.host, bindAddress, ports
-	logLevel          string
-	logFormat         string
+	mesosbackend.Settings
+	coresMax         int // flint.cores.max; math.MaxInt when unset
+	executorCores    int // flint.executor.cores; 0 = the whole offer
+	taskCPUs         int // flint.task.cpus
+	gpusMax          int // flint.mesos.gpus.max
+	shutdownTimeout  time.Duration
+	maxAgentFailures int
+	agentExclusion   time.Duration
+	heartbeat        time.Duration
+	localityWait     time.Duration // flint.locality.wait: how long to hold out for preferred hosts
 }
 
 func readSettings(cfg *config.Config) (settings, error) {
+	common, commonErrs := mesosbackend.ReadSettings(cfg, "coarse")
 	s := settings{
-		coresMax:          cfg.Int("flint.cores.max"),
-		executorCores:     cfg.Int("flint.executor.cores"),
-		taskCPUs:          max(cfg.Int("flint.task.cpus"), 1),
-		gpusMax:           cfg.Int("flint.mesos.gpus.max"),
-		shutdownTimeout:   cfg.Duration("flint.mesos.coarse.shutdownTimeout"),
-		noExecutorTimeout: cfg.Duration("flint.mesos.coarse.noExecutorTimeout"),
-		maxAgentFailures:  maxAgentFailures(cfg),
-		agentExclusion:    cfg.Duration("flint.mesos.executor.agentExclusionTimeout"),
-		networkTimeout:    cfg.Duration("flint.network.timeout"),
-		tls:               cfg.Bool("flint.network.tls.enabled"),
-		heartbeat:         cfg.Duration("flint.executor.heartbeatInterval"),
-		localityWait:      cfg.Duration("flint.locality.wait"),
-		maxResultSize:     cfg.Size("flint.driver.maxResultSize"),
-		maxDirectResult:   cfg.Size("flint.task.maxDirectResultSize"),
-		logLevel:          cfg.String("flint.log.level"),
-		logFormat:         cfg.String("flint.log.format"),
+		Settings:         common,
+		coresMax:         cfg.Int("flint.cores.max"),
+		executorCores:    cfg.Int("flint.executor.cores"),
+		taskCPUs:         max(cfg.Int("flint.task.cpus"), 1),
+		gpusMax:          cfg.Int("flint.mesos.gpus.max"),
+		shutdownTimeout:  cfg.Duration("flint.mesos.coarse.shutdownTimeout"),
+		maxAgentFailures: maxAgentFailures(cfg),
+		agentExclusion:   cfg.Duration("flint.mesos.executor.agentExclusionTimeout"),
+		heartbeat:        cfg.Duration("flint.executor.heartbeatInterval"),
+		localityWait:     cfg.Duration("flint.locality.wait"),
 	}
 	var errs []error
 	if !cfg.IsSet("flint.cores.max") {
@@ -80,20 +59,10 @@ func readSettings(cfg *config.Config) (settings, error) {
 	if s.maxAgentFailures < 1 {
 		errs = append(errs, fmt.Errorf("coarse: flint.mesos.executor.maxFailuresPerAgent=%d must be positive", s.maxAgentFailures))
 	}
-	if s.heartbeat >= s.networkTimeout {
-		errs = append(errs, fmt.Errorf("coarse: flint.executor.heartbeatInterval (%s) must be shorter than flint.network.timeout (%s)", s.heartbeat, s.networkTimeout))
+	if s.heartbeat >= s.NetworkTimeout {
+		errs = append(errs, fmt.Errorf("coarse: flint.executor.heartbeatInterval (%s) must be shorter than flint.network.timeout (%s)", s.heartbeat, s.NetworkTimeout))
 	}
-	addr, addrErrs := mesosbackend.ReadAddr(cfg)
-	s.addr = addr
-	for _, err := range addrErrs {
-		errs = append(errs, fmt.Errorf("coarse: %w", err))
-	}
-	ex, exErrs := mesosbackend.ReadExecutor(cfg)
-	s.executorURI, s.executorSHA, s.command, s.extraURIs, s.env = ex.URI, ex.SHA256, ex.Command, ex.ExtraURIs, ex.Env
-	s.keepFramework = mesosbackend.KeepFramework(cfg)
-	s.launch = mesosbackend.Executor{SecretEnv: ex.SecretEnv, Secrets: ex.Secrets, ProxyUser: ex.ProxyUser}
-	s.constraints, s.memMB = ex.Constraints, ex.MemMB
-	for _, err := range exErrs {
+	for _, err := range commonErrs {
 		errs = append(errs, fmt.Errorf("coarse: %w", err))
 	}
 	return s, errors.Join(errs...)
@@ -102,7 +71,7 @@ func readSettings(cfg *config.Config) (settings, error) {
 // maxAgentFailures is flint.mesos.executor.maxFailuresPerAgent, except under
 // the embedded master: its agents all run on this one host, so excluding
 // an agent after executor failures only stalls the job (until
-// flint.mesos.coarse.noExecutorTimeout) instead of avoiding a bad machine;
+// flint.mesos.noOfferFitTimeout) instead of avoiding a bad machine;
 // the tasks' own failure count ends it with the executors' stderr.
 func maxAgentFailures(cfg *config.Config) int {
 	if cfg.String("flint.master") == "embedded" {

@@ -21,7 +21,6 @@ import (
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/mailbox"
 	"github.com/flint-mesos/flint/mesosbackend"
 )
 
@@ -66,12 +65,10 @@ type Backend struct {
 	jobProps jobconf.Properties
 	idPrefix string // tags this driver's Mesos task and executor ids (mesosbackend.TaskIDPrefix)
 
-	inbox    *mailbox.Mailbox[func()] // the owner's inputs
-	post     func(func()) bool        // queues an input for the owner (inbox.Put); false once it ended
-	loopDone chan struct{}            // closed when the owner ended
-	view     atomic.Pointer[view]     // what the owner last published
-	started  atomic.Bool              // Start subscribed: the owner runs
-	stopping atomic.Bool              // Stop was called (set before the owner hears of it)
+	own      *mesosbackend.Owner  // the owner goroutine and its inbox (owner.go)
+	view     atomic.Pointer[view] // what the owner last published
+	started  atomic.Bool          // Start subscribed: the owner runs
+	stopping atomic.Bool          // Stop was called (set before the owner hears of it)
 	stopOnce sync.Once
 	stopErr  error
 	releases sync.WaitGroup
@@ -89,7 +86,6 @@ type Backend struct {
 	diag        fitDiag
 	demand      backend.Demand // the driver loop's, as last applied
 	ended       string         // why the master ended the framework ("" while it lives)
-	quit        bool           // the owner handled Stop's input: it ends
 	shutdowns   [][2]string    // executor and agent ids Stop shuts down (flint.mesos.driver.failover)
 }
 
@@ -182,15 +178,14 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 	}
 	b := &Backend{
 		p: p, set: set, log: log, clock: clock.Real{},
-		inbox: mailbox.New[func()](), loopDone: make(chan struct{}),
+		own:   mesosbackend.NewOwner(),
 		tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
 		held: map[string]*heldOffer{}, blocks: map[string]resultRef{},
 		diag: fitDiag{unfit: map[string]string{}}, backoff: launchbackoff.New(),
 		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
-		httpc: &http.Client{Timeout: max(set.networkTimeout, 10*time.Second),
+		httpc: &http.Client{Timeout: max(set.NetworkTimeout, 10*time.Second),
 			Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}},
 	}
-	b.post = b.inbox.Put
 	for _, o := range opts {
 		o(b)
 	}
@@ -207,12 +202,11 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	b.d = d
 	defer func() {
 		if err != nil {
-			b.inbox.Close()
-			close(b.loopDone)
+			b.own.Abandon()
 			b.closeFiles(context.Background())
 		}
 	}()
-	addr, err := b.set.addr.Resolve(b.p.Master)
+	addr, err := b.set.Addr.Resolve(b.p.Master)
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
@@ -232,11 +226,11 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	dial := b.dial
 	if dial == nil {
 		dial = mesosbackend.SubscribeWith(b.p.Config, mesosbackend.Subscription{
-			Master: b.master, NetworkTimeout: b.set.networkTimeout, Logger: b.log, Options: b.opts,
+			Master: b.master, NetworkTimeout: b.set.NetworkTimeout, Logger: b.log, Options: b.opts,
 			Metrics: b.p.Metrics,
 		})
 	}
-	conn, user, err := dial(ctx, inlet{b})
+	conn, user, err := dial(ctx, mesosbackend.Inlet(b.own, &b.chain))
 	b.user = user
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
@@ -245,9 +239,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 	// Start is the owner until run takes over: it handles what came while
 	// it subscribed (SUBSCRIBED, reconciliation answers, first offers), so
 	// the framework is registered when Start returns.
-	for _, in := range b.inbox.Take(nil) {
-		in()
-	}
+	b.own.Drain()
 	b.publish()
 	b.started.Store(true)
 	go b.run()
@@ -257,7 +249,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
 func (b *Backend) startFiles(addr mesosbackend.Addr) error {
-	exe, err := b.StartFiles(b.set.executorURI, b.set.executorSHA, addr, b.log, b.set.env, &b.set.command)
+	exe, err := b.StartFiles(b.set.URI, b.set.SHA256, addr, b.log, b.set.Env, &b.set.Command)
 	if err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
@@ -341,7 +333,7 @@ func (b *Backend) Stop(ctx context.Context) error {
 			return
 		}
 		b.post(func() { b.stop() })
-		<-b.loopDone
+		<-b.own.Done()
 		b.releases.Wait()
 		keep := mesosbackend.KeepFramework(b.p.Config)
 		if keep {
@@ -382,7 +374,7 @@ func (b *Backend) stop() {
 			b.shutdowns = append(b.shutdowns, [2]string{a.id, agentID})
 		}
 	}
-	b.quit = true
+	b.own.Quit()
 }
 
 func (b *Backend) closeFiles(ctx context.Context) {
@@ -402,4 +394,19 @@ func (b *Backend) shutdownExecutors() {
 			b.log.Warnf("fine: shut down executor %s on agent %s: %v", e[0], e[1], err)
 		}
 	}
+}
+
+var _ backend.SandboxLocator = (*Backend)(nil)
+
+// ExecutorSandbox implements backend.SandboxLocator
+// (mesosbackend.ExecutorSandbox on the backend's connection).
+func (b *Backend) ExecutorSandbox(ctx context.Context, executorID string) (agentURL, dir string, err error) {
+	var conn mesosbackend.Conn
+	if b.started.Load() {
+		conn = b.conn // set by Start before started, read-only after
+	}
+	if agentURL, dir, err = mesosbackend.ExecutorSandbox(ctx, conn, executorID); err != nil {
+		return "", "", fmt.Errorf("fine: %w", err)
+	}
+	return agentURL, dir, nil
 }

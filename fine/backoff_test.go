@@ -12,6 +12,7 @@ import (
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -25,7 +26,7 @@ import (
 func TestRefusedLaunchesBackOff(t *testing.T) {
 	d := &recorder{}
 	b := newTestBackend(d)
-	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
+	b.set = settings{Settings: mesosbackend.Settings{Executor: mesosbackend.Executor{MemMB: 64}}, taskCPUs: 1, execCPUs: 0.1, coresMax: math.Inf(1)}
 	now := time.Unix(1000, 0)
 	b.clock = nowFunc(func() time.Time { return now })
 	agent := mesos.AgentID{Value: "S0"}

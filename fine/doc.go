@@ -98,7 +98,7 @@
 // exclusion.
 //
 // No fit. When tasks wait, none of the application's tasks is live, and for
-// flint.mesos.fine.noFitTimeout (default 60s) no offer could hold one, the
+// flint.mesos.noOfferFitTimeout (default 60s) no offer could hold one, the
 // backend calls Driver.Abort with what the offers lacked, per agent (e.g.
 // "cpus 4.0 < 5.5 needed (flint.task.cpus + flint.mesos.mesosExecutor.cores)",
 // a memory shortfall, unmet constraints, or no offers at all): the jobs fail

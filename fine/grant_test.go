@@ -27,7 +27,7 @@ import (
 func TestOldExecutorsLateUpdateKeepsTheNewExecutorsFetchGrant(t *testing.T) {
 	d := &recorder{}
 	b := newTestBackend(d)
-	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
+	b.set = settings{Settings: mesosbackend.Settings{Executor: mesosbackend.Executor{MemMB: 64}}, taskCPUs: 1, execCPUs: 0.1, coresMax: math.Inf(1)}
 	fs, exe, err := mesosbackend.ServeExecutor("", "", mesosbackend.Addr{Host: "127.0.0.1"}, b.log)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestOldExecutorsLateUpdateKeepsTheNewExecutorsFetchGrant(t *testing.T) {
 func TestOfferMadeBeforeTheExecutorDiedStartsANewOne(t *testing.T) {
 	d := &recorder{}
 	b := newTestBackend(d)
-	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
+	b.set = settings{Settings: mesosbackend.Settings{Executor: mesosbackend.Executor{MemMB: 64}}, taskCPUs: 1, execCPUs: 0.1, coresMax: math.Inf(1)}
 	agent, exec := mesos.AgentID{Value: "S0"}, mesos.ExecutorID{Value: executorID("S0")}
 	h := newDeathHandler(b, fetchHandler{handler{b}}) // the connection's chain
 	hold := func(offer string, executors ...mesos.ExecutorID) {
@@ -151,7 +151,7 @@ func TestOfferMadeBeforeTheExecutorDiedStartsANewOne(t *testing.T) {
 func TestLateFailureOfAFailedLaunchKeepsTheNextExecutorsFetchGrant(t *testing.T) {
 	d := &recorder{}
 	b := newTestBackend(d)
-	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
+	b.set = settings{Settings: mesosbackend.Settings{Executor: mesosbackend.Executor{MemMB: 64}}, taskCPUs: 1, execCPUs: 0.1, coresMax: math.Inf(1)}
 	fs, exe, err := mesosbackend.ServeExecutor("", "", mesosbackend.Addr{Host: "127.0.0.1"}, b.log)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -25,7 +26,7 @@ func mesosTaskID(id uint64) string     { return strconv.FormatUint(id, 10) }
 func TestTaggedIDsLaunchOnTheirAgent(t *testing.T) {
 	b := newTestBackend(&recorder{})
 	b.idPrefix = "0a1b2c3d-"
-	b.set = settings{taskCPUs: 1, execCPUs: 0.1, execMemMB: 64, coresMax: math.Inf(1)}
+	b.set = settings{Settings: mesosbackend.Settings{Executor: mesosbackend.Executor{MemMB: 64}}, taskCPUs: 1, execCPUs: 0.1, coresMax: math.Inf(1)}
 	now := time.Unix(1000, 0)
 	b.clock = nowFunc(func() time.Time { return now })
 	b.held["o1"] = &heldOffer{offer: mesos.Offer{ID: mesos.OfferID{Value: "o1"}, AgentID: mesos.AgentID{Value: "S0"}, Hostname: "h0",

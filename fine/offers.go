@@ -81,8 +81,8 @@ func (b *Backend) offersIn(fresh []mesos.Offer) {
 	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
 	var unmet []placement.Filtered
 	for _, o := range fresh {
-		if err := b.set.constraints.Check(o.Attributes); err != nil {
-			why := fmt.Sprintf("flint.mesos.constraints %q unmet: %v", b.set.constraints.String(), err)
+		if err := b.set.Constraints.Check(o.Attributes); err != nil {
+			why := fmt.Sprintf("flint.mesos.constraints %q unmet: %v", b.set.Constraints.String(), err)
 			b.log.Debugf("fine: offer %s from %s declined: %s", o.ID.Value, o.Hostname, why)
 			declines[mesosconn.DeclineUnmetConstraint] = append(declines[mesosconn.DeclineUnmetConstraint], o.ID)
 			b.diag.unfit[agentName(o.AgentID.Value, o.Hostname)] = why
@@ -308,7 +308,7 @@ func (b *Backend) register(g *group) {
 // executor's resources are taken out of the group's offers.
 func (b *Backend) plan(groups []*group, capped bool) {
 	now := b.clock.Now()
-	req := placement.SlotRequest{TaskCPUs: b.set.taskCPUs, ExecCPUs: b.set.execCPUs, ExecMemMB: b.set.execMemMB,
+	req := placement.SlotRequest{TaskCPUs: b.set.taskCPUs, ExecCPUs: b.set.execCPUs, ExecMemMB: b.set.MemMB,
 		CoresMax: math.Inf(1), HeldCPUs: b.heldCPUs(), Backoff: b.backoff.Until(now), Now: now}
 	if capped {
 		req.CoresMax = b.set.coresMax
@@ -341,9 +341,9 @@ func (b *Backend) plan(groups []*group, capped bool) {
 		if !s.NewExecutor {
 			g.exec, g.gen = a.info, a.gen
 		} else {
-			taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: b.set.execCPUs, MemMB: b.set.execMemMB})
+			taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: b.set.execCPUs, MemMB: b.set.MemMB})
 			if !ok {
-				g.unfit = fmt.Sprintf("resources %s cannot cover the executor (cpus %g, mem %g MiB)", g.rest.String(), b.set.execCPUs, b.set.execMemMB)
+				g.unfit = fmt.Sprintf("resources %s cannot cover the executor (cpus %g, mem %g MiB)", g.rest.String(), b.set.execCPUs, b.set.MemMB)
 				g.filter = placement.Filtered{AgentID: g.agentID, Host: g.host, Reason: placement.ResourcesShort, Detail: g.unfit}
 				continue
 			}
@@ -414,7 +414,7 @@ func (b *Backend) noteFit(groups []*group, now time.Time) {
 	}
 }
 
-// checkNoFit fails the waiting jobs when, for flint.mesos.fine.noFitTimeout,
+// checkNoFit fails the waiting jobs when, for flint.mesos.noOfferFitTimeout,
 // tasks have waited with none of the application's tasks live and no offer
 // that could hold one, naming what the offers lacked — instead of a silent
 // hang.
@@ -435,7 +435,7 @@ func (b *Backend) checkNoFit(now time.Time) {
 		since = b.diag.lastFit
 	}
 	waited := now.Sub(since)
-	if waited < b.set.noFitTimeout {
+	if waited < b.set.NoFit {
 		return
 	}
 	var why string
@@ -452,7 +452,7 @@ func (b *Backend) checkNoFit(now time.Time) {
 	default:
 		why = "no offer arrived while the tasks waited"
 	}
-	reason := fmt.Sprintf("tasks waited %s (flint.mesos.fine.noFitTimeout) and no offer fits a task: %s", waited.Round(time.Millisecond), why)
+	reason := fmt.Sprintf("tasks waited %s (%s) and no offer fits a task: %s", waited.Round(time.Millisecond), b.set.NoFitKey, why)
 	b.diag.waitSince = time.Time{}
 	b.log.Error("fine: " + reason)
 	b.d.Abort(reason)
@@ -548,14 +548,14 @@ func (b *Backend) declineHeld(match func(*heldOffer) bool, reason mesosconn.Decl
 // credential belongs to generation gen of executor id (grantOwner).
 func (b *Backend) executorInfo(id string, gen int, res mesos.Resources) *mesos.ExecutorInfo {
 	no := false
-	uris := b.exe.URIs(grantOwner(id, gen), b.set.extraURIs)
-	cmd, name, source := b.set.command, "flint fine executor", "flint"
+	uris := b.exe.URIs(grantOwner(id, gen), b.set.ExtraURIs)
+	cmd, name, source := b.set.Command, "flint fine executor", "flint"
 	return &mesos.ExecutorInfo{
 		Type: mesos.ExecutorInfo_CUSTOM, ExecutorID: mesos.ExecutorID{Value: id}, Name: &name,
 		Source: &source, Resources: res, Data: b.settingsData(id),
-		Command: b.set.launch.RunAs(&mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
+		Command: b.set.Executor.RunAs(&mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
 			Environment: &mesos.Environment{Variables: b.environment()}}),
-		Container: b.set.launch.Container(),
+		Container: b.set.Executor.Container(),
 	}
 }
 
@@ -563,9 +563,9 @@ func (b *Backend) executorInfo(id string, gen int, res mesos.Resources) *mesos.E
 // executor's own (resultSecret), not the application's.
 func (b *Backend) settingsData(id string) []byte {
 	data, err := flintpb.EncodeSettings(&flintpb.ExecutorSettings{
-		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.maxResultSize, MaxDirectResultSize: b.set.maxDirectResult,
+		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.MaxResultSize, MaxDirectResultSize: b.set.MaxDirectResult,
 		ResultSecret: resultSecret(b.secret, id), DriverHost: b.driverHost, IdleTimeoutNanos: int64(b.set.idleTimeout),
-		LogLevel: b.set.logLevel, LogFormat: b.set.logFormat, DriverId: b.frameworkID, ResultsTls: b.set.tls,
+		LogLevel: b.set.LogLevel, LogFormat: b.set.LogFormat, DriverId: b.frameworkID, ResultsTls: b.set.TLS,
 		Shuffle: b.shuffleProps, JobSettings: b.jobProps.Settings, JobSecrets: b.jobProps.Secrets,
 	})
 	if err != nil {
@@ -577,14 +577,14 @@ func (b *Backend) settingsData(id string) []byte {
 // environment is flint.executorEnv.* plus what the executor needs (which wins).
 func (b *Backend) environment() []mesos.Environment_Variable {
 	env := map[string]string{}
-	for k, v := range b.set.env {
+	for k, v := range b.set.Env {
 		env[k] = v
 	}
 	env[contract.EnvRole] = contract.RoleFine
-	env[contract.EnvUser] = b.set.launch.TaskUser(b.user)
-	env[contract.EnvLogLevel] = b.set.logLevel
-	env[contract.EnvLogFormat] = b.set.logFormat
-	return b.set.launch.Environment(env)
+	env[contract.EnvUser] = b.set.Executor.TaskUser(b.user)
+	env[contract.EnvLogLevel] = b.set.LogLevel
+	env[contract.EnvLogFormat] = b.set.LogFormat
+	return b.set.Executor.Environment(env)
 }
 
 func offerIDs(os []mesos.Offer) []mesos.OfferID {

@@ -47,7 +47,7 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("fine: fetch result %s from executor %s: %s: %s", blockID, executorID, resp.Status, msg)
 	}
-	limit := b.set.maxResultSize
+	limit := b.set.MaxResultSize
 	if limit <= 0 {
 		limit = 1 << 62
 	}

@@ -104,8 +104,8 @@ func (h handler) Update(st mesos.TaskStatus) {
 	if u.State != scheduler.Finished {
 		b.log.WithFields(logrus.Fields{"task": t.flintID, "agent": t.agentID}).Debugf("fine: task %d %s: %s", t.flintID, state, u.Failure.Message)
 	}
-	reason := unknownUser(u, b.set.launch.TaskUser(b.user))
-	if r := mesosbackend.Unauthorized(st, b.set.launch.TaskUser(b.user)); r != "" {
+	reason := unknownUser(u, b.set.Executor.TaskUser(b.user))
+	if r := mesosbackend.Unauthorized(st, b.set.Executor.TaskUser(b.user)); r != "" {
 		reason = r
 	}
 	if reason != "" {
@@ -332,7 +332,7 @@ func (h handler) Disconnected(err error) {
 
 // Aborted fails the active jobs at once, naming why: no task can be
 // launched any more, and jobs submitted later fail on the next tick
-// instead of waiting for flint.mesos.fine.noFitTimeout.
+// instead of waiting for flint.mesos.noOfferFitTimeout.
 func (h handler) Aborted(err error) {
 	b := h.b
 	reason := fmt.Sprintf("the Mesos master %s ended the framework: %v; no task can be launched", b.master, err)

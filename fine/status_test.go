@@ -12,7 +12,7 @@ import (
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/mailbox"
+	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -51,16 +51,13 @@ func newTestBackend(d *recorder) *Backend {
 		clock: clock.Real{}, backoff: launchbackoff.New(), diag: fitDiag{unfit: map[string]string{}}}
 	// No owner goroutine runs: the test is the owner, and runs what the
 	// backend posts itself (a timer's end) with drain.
-	b.inbox = mailbox.New[func()]()
-	b.post = b.inbox.Put
+	b.own = mesosbackend.NewOwner()
 	return b
 }
 
 // drain runs the inputs the backend posted, as its owner would.
 func (b *Backend) drain() {
-	for _, f := range b.inbox.Take(nil) {
-		f()
-	}
+	b.own.Drain()
 }
 
 // nowFunc is the wall clock's timers with a test's Now.

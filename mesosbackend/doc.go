@@ -10,7 +10,13 @@
 //     flint.mesos.constraints, executor memory and its overhead), validated;
 //   - ServeExecutor: the executor binary agents fetch, by default the driver's own executable
 //     served by a fileserver.Server behind a token that never reaches the logs (WithToken; logged through redact.URL);
-//   - Subscribe: the mesosconn configuration and SUBSCRIBE both backends' Start perform.
+//   - Subscribe: the mesosconn configuration and SUBSCRIBE both backends' Start perform;
+//   - Owner and Inlet: the owner goroutine's inbox each backend runs on, and the handler
+//     that queues the connection's events into it;
+//   - ReadSettings: the keys both backends read (Settings, embedded in each one's
+//     settings), with the one "no offer fits" timeout (NoFitKey) and its deprecated
+//     per-mode keys;
+//   - ExecutorSandbox: where an executor's sandbox is (backend.SandboxLocator).
 //
 // Errors carry no package prefix: the backends wrap them with theirs ("coarse: ", "fine: ").
 // The backends never import each other; both import this package.

@@ -169,6 +169,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		c.put(LayerFlag, f.Key, f.Value, f.Flag+" flag")
 	}
 	errs = append(errs, c.validate()...)
+	c.warnDeprecated()
 	if len(errs) == 0 {
 		errs = c.crossCheck()
 	}
@@ -217,6 +218,20 @@ func (c *Config) warnUnknown(name, source string) {
 		msg += "; did you mean " + s + "?"
 	}
 	c.warnings = append(c.warnings, msg)
+}
+
+// warnDeprecated warns of every deprecated key set, naming its
+// replacement.
+func (c *Config) warnDeprecated() {
+	for i := range table {
+		k := &table[i]
+		if k.Deprecated == "" {
+			continue
+		}
+		if v, source, err := c.effective(k); err == nil && v != "" {
+			c.warnings = append(c.warnings, fmt.Sprintf("config: %s (from %s) is deprecated: use %s, which overrides it when set", k.Name, source, k.Deprecated))
+		}
+	}
 }
 
 // NonKeyEnv are the FLINT_* environment variables that are not configuration keys: the ones the
@@ -444,6 +459,16 @@ func (c *Config) IsSet(key string) bool {
 	return c.raw(mustKey(key)) != ""
 }
 
+// Explicit reports whether key's value comes from a layer above the
+// defaults (the config file, the environment, a flag or Set).
+func (c *Config) Explicit(key string) bool {
+	k := mustKey(key)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, source, err := c.effective(k)
+	return err == nil && source != LayerDefault.String()
+}
+
 // Int returns an int key's value; 0 when it is unset.
 func (c *Config) Int(key string) int {
 	k := kindKey(key, KindInt)
@@ -553,7 +578,8 @@ func sortedSettings(m map[string]setting) []setting {
 	return out
 }
 
-// Warnings returns problems that did not stop Load: unknown flint.* keys (with a suggestion of
+// Warnings returns problems that did not stop Load: deprecated keys set (naming their
+// replacement), unknown flint.* keys (with a suggestion of
 // the closest declared key) and keys outside flint.*.
 func (c *Config) Warnings() []string {
 	c.mu.RLock()

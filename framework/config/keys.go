@@ -70,6 +70,10 @@ type Key struct {
 	// Expect says what it accepts, for error messages.
 	Check  func(v string) error
 	Expect string
+	// Deprecated names the key that replaces this one: Load warns when
+	// this one is set, and its reader honours it only while the
+	// replacement is unset.
+	Deprecated string
 }
 
 // Groups of keys, in the order the reference page lists them.
@@ -275,8 +279,8 @@ var table = []Key{
 		Doc: "Command (run without a shell, in the sandbox) that starts an executor. Unset: `./NAME`, NAME being the file name of `flint.executor.uri`; set it when that URI is an archive, e.g. `./flint-1.0/bin/myjob`. In fine-grained mode it starts the per-agent Mesos executor (with `flint.executor.uri` unset too, the driver's own executable, which the driver serves)." + mesosUsed},
 	{Name: "flint.mesos.coarse.shutdownTimeout", Kind: KindDuration, Default: "10s", DurationUnit: time.Second, Group: GroupMesos,
 		Doc: "How long stopping the driver waits for executors to exit after asking them to stop; stragglers are then killed through Mesos. A bare number is in seconds." + coarse},
-	{Name: "flint.mesos.coarse.noExecutorTimeout", Kind: KindDuration, Default: "60s", DurationUnit: time.Second, Group: GroupMesos,
-		Doc: "How long tasks may wait while no executor could be started before an error names the resource the offers lack (cpus, mem, gpus, constraints, excluded agents, or no offers at all); repeated at this interval. A bare number is in seconds." + coarse},
+	{Name: "flint.mesos.coarse.noExecutorTimeout", Kind: KindDuration, DurationUnit: time.Second, Group: GroupMesos, Deprecated: "flint.mesos.noOfferFitTimeout",
+		Doc: "Deprecated: use `flint.mesos.noOfferFitTimeout`, which the coarse-grained backend reads instead of this key while it is unset." + coarse},
 	{Name: "flint.mesos.executor.maxFailuresPerAgent", Kind: KindInt, Default: "2", Min: "1", Group: GroupMesos,
 		Doc: "Executor failures (exited with an error, crashed at start, lost) on one agent before no more executors are started there for `flint.mesos.executor.agentExclusionTimeout`. Off for the `embedded` master (all agents on one host)." + coarse},
 	{Name: "flint.mesos.executor.agentExclusionTimeout", Kind: KindDuration, Default: "10m", DurationUnit: time.Second, Group: GroupMesos,
@@ -285,8 +289,10 @@ var table = []Key{
 		Doc: "How long a fine-grained Mesos executor stays up with no task before it exits and gives its own cores (`flint.mesos.mesosExecutor.cores`) and memory back to Mesos; 0 keeps it until the driver stops (Spark's behaviour). A bare number is in seconds. Used by the fine-grained Mesos backend."},
 	{Name: "flint.mesos.fine.offerHoldTime", Kind: KindDuration, Default: "1s", DurationUnit: time.Millisecond, Group: GroupMesos,
 		Doc: "How long the fine-grained backend keeps offers it has no task for, so tasks submitted meanwhile launch at once instead of waiting for the next allocation; then they are declined. 0 declines at once. A bare number is in milliseconds. Used by the fine-grained Mesos backend."},
-	{Name: "flint.mesos.fine.noFitTimeout", Kind: KindDuration, Default: "60s", DurationUnit: time.Second, Group: GroupMesos,
-		Doc: "How long tasks may wait, with none of the application's tasks running, while no offer fits one (too few cpus for `flint.task.cpus` plus, where no executor runs yet, `flint.mesos.mesosExecutor.cores`; too little memory for the executor; unmet constraints; no offers at all) before the backend fails the waiting jobs with an error naming what the offers lacked. A bare number is in seconds. Used by the fine-grained Mesos backend."},
+	{Name: "flint.mesos.fine.noFitTimeout", Kind: KindDuration, DurationUnit: time.Second, Group: GroupMesos, Deprecated: "flint.mesos.noOfferFitTimeout",
+		Doc: "Deprecated: use `flint.mesos.noOfferFitTimeout`, which the fine-grained backend reads instead of this key while it is unset. Used by the fine-grained Mesos backend."},
+	{Name: "flint.mesos.noOfferFitTimeout", Kind: KindDuration, Default: "60s", Min: "1ms", DurationUnit: time.Second, Group: GroupMesos,
+		Doc: "How long tasks may wait, with none of the application's tasks (fine-grained) or executors (coarse-grained) running, while no offer fits (too few cpus for `flint.task.cpus` or `flint.executor.cores`, plus in fine-grained mode `flint.mesos.mesosExecutor.cores` where no executor runs yet; too little memory or too few GPUs for the executor; unmet constraints; excluded agents; no offers at all) before the backend fails the waiting jobs with an error naming what the offers lacked; coarse-grained mode repeats it at this interval, and fails at once when every agent is excluded beyond it. A bare number is in seconds. Replaces `flint.mesos.coarse.noExecutorTimeout` and `flint.mesos.fine.noFitTimeout`." + mesosUsed},
 	{Name: "flint.driver.host", Kind: KindString, Group: GroupApplication,
 		Doc: "Host name or IP executors and agents use to reach the driver (executor gateway and file server). Unset: the local address the driver uses to reach the Mesos master."},
 	{Name: "flint.driver.bindAddress", Kind: KindString, Group: GroupApplication,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
@@ -103,19 +104,7 @@ func (p Policy) Clear(x any) {
 }
 
 // IsCorrupt reports whether i is the index of the corrupt field.
-func (p Policy) IsCorrupt(i []int) bool { return p.corrupt != nil && equalIndex(p.corrupt, i) }
-
-func equalIndex(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func (p Policy) IsCorrupt(i []int) bool { return p.corrupt != nil && slices.Equal(p.corrupt, i) }
 
 // Handle applies the policy to a malformed record held in *x (as much of it as parsed):
 // keep reports whether the reader emits *x; err is FailFast's error. line gives the

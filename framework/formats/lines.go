@@ -83,3 +83,58 @@ func trimEOL(b []byte) []byte {
 	}
 	return b
 }
+
+// BatchSize is how many records a line reader hands on at a time.
+const BatchSize = 1024
+
+// ParseLine fills *x from one line: skip reports a line that holds no record (blank, a
+// comment, a header); err, a malformed record (as much of it as parsed stays in *x).
+type ParseLine[T any] func(l Line, x *T) (skip bool, err error)
+
+// ReadRecords is the read loop every line-oriented format shares (csvfile, jsonlines): for
+// each part of a split, in order, parserFor gives the part's ParseLine (ok false: the part
+// holds no record), every line of the part is parsed into a T, a malformed one goes through
+// pol (named format in its errors), and the records are emitted BatchSize at a time and
+// counted as the task's input records.
+func ReadRecords[T any](ctx context.Context, format string, parts []dataset.FilePart, pol Policy,
+	parserFor func(i int, p dataset.FilePart) (parse ParseLine[T], ok bool), emit func([]T) error) error {
+	m := task.MetricsFrom(ctx)
+	batch := make([]T, 0, BatchSize)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		m.AddInput(0, int64(len(batch)))
+		err := emit(batch)
+		batch = make([]T, 0, BatchSize)
+		return err
+	}
+	for i, p := range parts {
+		parse, ok := parserFor(i, p)
+		if !ok {
+			continue
+		}
+		err := ReadLines(ctx, nil, p, func(l Line) error {
+			var x T
+			skip, err := parse(l, &x)
+			if skip {
+				return nil
+			}
+			if err != nil {
+				keep, err := pol.Handle(format, &x, l.File, l.Number, string(l.Text), err)
+				if err != nil || !keep {
+					return err
+				}
+			}
+			batch = append(batch, x)
+			if len(batch) == BatchSize {
+				return flush()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return flush()
+}

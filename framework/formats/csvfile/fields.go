@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func columns(t reflect.Type) ([]column, error) {
 		if !f.IsExported() || f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("csv") == "" {
 			continue
 		}
-		if corrupt != nil && slicesEqual(f.Index, corrupt) {
+		if corrupt != nil && slices.Equal(f.Index, corrupt) {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("csv"), ",")
@@ -49,18 +50,6 @@ func columns(t reflect.Type) ([]column, error) {
 		return nil, fmt.Errorf("csvfile: %v has no exported field to read a column into", t)
 	}
 	return out, nil
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 var (

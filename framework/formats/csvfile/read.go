@@ -13,7 +13,6 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/formats"
-	"github.com/flint-mesos/flint/framework/task"
 )
 
 // Options say how to read (and write) CSV. The zero value reads comma-separated rows
@@ -48,9 +47,6 @@ type split struct {
 	dataset.FileSplit
 	Headers [][]string
 }
-
-// batchSize is how many records a task emits at a time.
-const batchSize = 1024
 
 // Read is the rows of the CSV files at paths as T, one T per row: any storage scheme, files,
 // directories, prefixes and globs as dataset.TextFile takes them, compressed files
@@ -198,58 +194,32 @@ func mapHeader(header []string, cols []column) ([]int, error) {
 
 // readSplit emits the rows of s's parts as T.
 func readSplit[T any](ctx context.Context, s split, o Options, cols []column, pol formats.Policy, emit func([]T) error) error {
-	m := task.MetricsFrom(ctx)
-	batch := make([]T, 0, batchSize)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		m.AddInput(0, int64(len(batch)))
-		err := emit(batch)
-		batch = make([]T, 0, batchSize)
-		return err
-	}
 	r := newLineParser(o)
-	for i, p := range s.Parts {
+	return formats.ReadRecords(ctx, "csvfile", s.Parts, pol, func(i int, p dataset.FilePart) (formats.ParseLine[T], bool) {
 		idx, want := identity(len(cols)), len(cols)
 		if o.Header {
 			if s.Headers[i] == nil {
-				continue // the file holds no row
+				return nil, false // the file holds no row
 			}
 			idx, _ = mapHeader(s.Headers[i], cols)
 			want = len(s.Headers[i])
 		}
 		skipHeader := o.Header && p.Start == 0
-		err := formats.ReadLines(ctx, nil, p, func(l formats.Line) error {
+		return func(l formats.Line, x *T) (bool, error) {
 			if r.comment(l.Text) {
-				return nil
+				return true, nil
 			}
 			if skipHeader {
 				skipHeader = false
-				return nil
+				return true, nil
 			}
-			var x T
 			rec, err := r.parse(l.Text)
 			if err == nil {
-				err = fill(reflect.ValueOf(&x).Elem(), rec, idx, want, cols)
+				err = fill(reflect.ValueOf(x).Elem(), rec, idx, want, cols)
 			}
-			if err != nil {
-				keep, err := pol.Handle("csvfile", &x, l.File, l.Number, string(l.Text), err)
-				if err != nil || !keep {
-					return err
-				}
-			}
-			batch = append(batch, x)
-			if len(batch) == batchSize {
-				return flush()
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return flush()
+			return false, err
+		}, true
+	}, emit)
 }
 
 func identity(n int) []int {

@@ -21,9 +21,6 @@ type Options struct {
 	Dropped *dataset.Accumulator[int64]
 }
 
-// batchSize is how many records a task emits at a time.
-const batchSize = 1024
-
 // Read is the objects of the JSON lines files at paths as T, one per non-blank line: any
 // storage scheme, files, directories, prefixes and globs as dataset.TextFile takes them,
 // compressed files decompressed.
@@ -45,43 +42,17 @@ func Read[T any](b *dataset.Builder, o Options, paths ...string) dataset.Dataset
 }
 
 func readSplit[T any](ctx context.Context, s dataset.FileSplit, pol formats.Policy, emit func([]T) error) error {
-	m := task.MetricsFrom(ctx)
-	batch := make([]T, 0, batchSize)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	parse := func(l formats.Line, x *T) (bool, error) {
+		text := bytes.TrimSpace(l.Text)
+		if len(text) == 0 {
+			return true, nil
 		}
-		m.AddInput(0, int64(len(batch)))
-		err := emit(batch)
-		batch = make([]T, 0, batchSize)
-		return err
+		err := decode(text, x)
+		pol.Clear(x)
+		return false, err
 	}
-	for _, p := range s.Parts {
-		err := formats.ReadLines(ctx, nil, p, func(l formats.Line) error {
-			text := bytes.TrimSpace(l.Text)
-			if len(text) == 0 {
-				return nil
-			}
-			var x T
-			err := decode(text, &x)
-			pol.Clear(&x)
-			if err != nil {
-				keep, err := pol.Handle("jsonlines", &x, l.File, l.Number, string(l.Text), err)
-				if err != nil || !keep {
-					return err
-				}
-			}
-			batch = append(batch, x)
-			if len(batch) == batchSize {
-				return flush()
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return flush()
+	return formats.ReadRecords(ctx, "jsonlines", s.Parts, pol,
+		func(int, dataset.FilePart) (formats.ParseLine[T], bool) { return parse, true }, emit)
 }
 
 // decode reads one JSON object into x: any other JSON value (null included, which

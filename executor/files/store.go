@@ -19,6 +19,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/internal/backoff"
 	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/proto/flintpb"
 	"github.com/flint-mesos/flint/uri"
@@ -286,7 +287,6 @@ func (s *Store) fetch(ctx context.Context, ref *flintpb.FileRef, token string) (
 		return "", err
 	}
 	log := s.log.WithFields(logrus.Fields{"file": ref.Name, "uri": redact.URL(ref.Uri)})
-	wait := s.cfg.Backoff
 	for attempt := 1; ; attempt++ {
 		p, err := s.fetchOnce(ctx, dir, ref, token)
 		if err == nil {
@@ -298,13 +298,13 @@ func (s *Store) fetch(ctx context.Context, ref *flintpb.FileRef, token string) (
 		if attempt >= s.cfg.Attempts || ctx.Err() != nil || errors.As(err, &perm) {
 			return "", err
 		}
+		wait := backoff.Delay(s.cfg.Backoff, 8*s.cfg.Backoff, attempt-1)
 		log.WithError(err).Warnf("fetch failed; retrying in %v", wait)
 		select {
 		case <-s.cfg.After(wait):
 		case <-ctx.Done():
 			return "", fmt.Errorf("%w (then: %w)", err, context.Cause(ctx))
 		}
-		wait = min(2*wait, 8*s.cfg.Backoff)
 	}
 }
 

@@ -49,6 +49,34 @@ func (m *Mailbox[T]) Take(spare []T) []T {
 	return q
 }
 
+// End queues last (in order) and refuses every later Put, keeping what is
+// queued for the consumer, whom it wakes: a stream that ends after its
+// last events. TakeEnded tells the consumer it has them all. Calls after
+// the first End (or Close) change nothing.
+func (m *Mailbox[T]) End(last ...T) {
+	m.mu.Lock()
+	if !m.closed {
+		m.queue = append(m.queue, last...)
+		m.closed = true
+	}
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// TakeEnded is Take, also reporting whether the mailbox was ended (End or
+// Close): then nothing more will come after what it returns.
+func (m *Mailbox[T]) TakeEnded(spare []T) ([]T, bool) {
+	clear(spare)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue
+	m.queue = spare[:0]
+	return q, m.closed
+}
+
 // Close refuses every later Put and returns what was still queued.
 func (m *Mailbox[T]) Close() []T {
 	m.mu.Lock()

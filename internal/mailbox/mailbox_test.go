@@ -67,3 +67,33 @@ func TestOrderAndClose(t *testing.T) {
 		t.Fatalf("Take after Close: %v", q)
 	}
 }
+
+// End queues its last values after what was queued, wakes the consumer,
+// refuses later Puts; TakeEnded reports the end with the last values.
+func TestEnd(t *testing.T) {
+	m := New[int]()
+	m.Put(1)
+	<-m.Wake()
+	m.End(2, 3)
+	select {
+	case <-m.Wake():
+	default:
+		t.Fatal("End did not wake the consumer")
+	}
+	if m.Put(4) {
+		t.Fatal("Put after End: true")
+	}
+	m.End(5) // changes nothing
+	q, ended := m.TakeEnded(nil)
+	if !ended || len(q) != 3 || q[0] != 1 || q[1] != 2 || q[2] != 3 {
+		t.Fatalf("TakeEnded = %v, %v; want [1 2 3], true", q, ended)
+	}
+	if q, ended := m.TakeEnded(nil); !ended || len(q) != 0 {
+		t.Fatalf("second TakeEnded = %v, %v; want [], true", q, ended)
+	}
+	o := New[int]()
+	o.Put(7)
+	if q, ended := o.TakeEnded(nil); ended || len(q) != 1 || q[0] != 7 {
+		t.Fatalf("TakeEnded of an open mailbox = %v, %v; want [7], false", q, ended)
+	}
+}

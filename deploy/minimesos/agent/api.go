@@ -2,61 +2,40 @@ package agent
 
 import (
 	"net/http"
-	"sync"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/mesoshttp"
+	"github.com/flint-mesos/flint/internal/mailbox"
 )
 
 // maxCallBody caps an executor call body (a SUBSCRIBE carries task infos).
 const maxCallBody = 16 << 20
 
 // subscription is an executor's open event stream: an unbounded queue
-// drained by the SUBSCRIBE handler, so pushing never blocks the agent.
+// (internal/mailbox) drained by the SUBSCRIBE handler, so pushing never
+// blocks the agent.
 type subscription struct {
-	mu     sync.Mutex
-	q      []*executor.Event
-	ready  chan struct{}
-	done   chan struct{}
-	closed bool
+	events *mailbox.Mailbox[*executor.Event]
 }
 
 func newSubscription() *subscription {
-	return &subscription{ready: make(chan struct{}, 1), done: make(chan struct{})}
+	return &subscription{events: mailbox.New[*executor.Event]()}
 }
 
-func (s *subscription) push(e *executor.Event) {
-	s.mu.Lock()
-	if !s.closed {
-		s.q = append(s.q, e)
-	}
-	s.mu.Unlock()
-	select {
-	case s.ready <- struct{}{}:
-	default:
-	}
-}
+// push queues an event (dropped once the stream is closed).
+func (s *subscription) push(e *executor.Event) { s.events.Put(e) }
 
 // close ends the stream after the queued events are written.
-func (s *subscription) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true
-		close(s.done)
-	}
-}
+func (s *subscription) close() { s.events.End() }
 
-func (s *subscription) pop() ([]*executor.Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.q
-	s.q = nil
-	return q, s.closed
-}
+// pop returns the queued events and whether the stream ends after them.
+func (s *subscription) pop() ([]*executor.Event, bool) { return s.events.TakeEnded(nil) }
+
+// ready receives when events were queued or the stream closed.
+func (s *subscription) ready() <-chan struct{} { return s.events.Wake() }
 
 // Handler serves the agent's HTTP API: the executor API and sandbox files.
 func (a *Agent) Handler() http.Handler {
@@ -274,8 +253,7 @@ func (a *Agent) subscribe(w http.ResponseWriter, r *http.Request, _ mesoshttp.Me
 			return
 		}
 		select {
-		case <-sub.ready:
-		case <-sub.done:
+		case <-sub.ready():
 		case <-r.Context().Done():
 			a.disconnected(ex, sub)
 			return

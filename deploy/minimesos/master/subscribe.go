@@ -75,7 +75,7 @@ func (m *Master) pump(r *http.Request, stream *mesoshttp.Stream, sub *subscripti
 			return false
 		}
 		select {
-		case <-sub.notify:
+		case <-sub.notify():
 		case <-r.Context().Done():
 			return true
 		}

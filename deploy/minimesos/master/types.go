@@ -1,13 +1,13 @@
 package master
 
 import (
-	"sync"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
+	"github.com/flint-mesos/flint/internal/mailbox"
 )
 
 type framework struct {
@@ -111,54 +111,32 @@ type offer struct {
 	expire *loop
 }
 
-// subscription is one SUBSCRIBE stream. The master pushes events; the
-// handler goroutine owning the HTTP response writes them.
+// subscription is one SUBSCRIBE stream. The master pushes events into its
+// mailbox; the handler goroutine owning the HTTP response writes them.
 type subscription struct {
 	streamID string
-	mu       sync.Mutex
-	queue    []*scheduler.Event
-	ending   bool
-	notify   chan struct{}
+	events   *mailbox.Mailbox[*scheduler.Event]
 }
 
 func newSubscription(id string) *subscription {
-	return &subscription{streamID: id, notify: make(chan struct{}, 1)}
+	return &subscription{streamID: id, events: mailbox.New[*scheduler.Event]()}
 }
 
-func (s *subscription) push(e *scheduler.Event) {
-	s.mu.Lock()
-	if !s.ending {
-		s.queue = append(s.queue, e)
-	}
-	s.mu.Unlock()
-	s.wake()
-}
-
-func (s *subscription) wake() {
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
-}
+// push queues an event (dropped once the stream ends).
+func (s *subscription) push(e *scheduler.Event) { s.events.Put(e) }
 
 // end queues a last event (if any) and asks the writer to close the stream
 // after it.
 func (s *subscription) end(last *scheduler.Event) {
-	s.mu.Lock()
-	if !s.ending {
-		if last != nil {
-			s.queue = append(s.queue, last)
-		}
-		s.ending = true
+	if last != nil {
+		s.events.End(last)
+		return
 	}
-	s.mu.Unlock()
-	s.wake()
+	s.events.End()
 }
 
-func (s *subscription) take() ([]*scheduler.Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.queue
-	s.queue = nil
-	return q, s.ending
-}
+// take returns the events queued and whether the stream ends after them.
+func (s *subscription) take() ([]*scheduler.Event, bool) { return s.events.TakeEnded(nil) }
+
+// notify receives when events were queued or the stream ends.
+func (s *subscription) notify() <-chan struct{} { return s.events.Wake() }

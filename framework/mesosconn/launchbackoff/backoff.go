@@ -4,6 +4,8 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/internal/backoff"
 )
 
 // Bounds of the back-off (issue 10).
@@ -37,11 +39,7 @@ func (b *Backoff) Failed(agent string, now time.Time) (int, time.Time) {
 		b.agents[agent] = r
 	}
 	r.failures++
-	wait := Max
-	if r.failures <= 16 {
-		wait = min(Base<<(r.failures-1), Max)
-	}
-	r.next = now.Add(wait)
+	r.next = now.Add(backoff.Delay(Base, Max, r.failures-1))
 	return r.failures, r.next
 }
 

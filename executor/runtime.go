@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/flint-mesos/flint/executor/files"
-	"github.com/flint-mesos/flint/executor/jobconf"
+	"github.com/flint-mesos/flint/framework/config/jobconf"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/executor/jobconf"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/config/jobconf"
 	"github.com/flint-mesos/flint/framework/drivermetrics"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/placement"

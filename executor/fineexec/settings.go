@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/contract"
-	"github.com/flint-mesos/flint/executor/jobconf"
+	"github.com/flint-mesos/flint/framework/config/jobconf"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
-	"github.com/flint-mesos/flint/executor/jobconf"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/config/jobconf"
 	"github.com/flint-mesos/flint/mesosbackend"
 )
 

@@ -1,0 +1,335 @@
+package formats_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/dataset"
+	"github.com/flint-mesos/flint/framework/formats/parquetfile"
+)
+
+// The figures of docs/benchmarks.md ("Formats and S3"), each beside its baseline measured in
+// the same run:
+//
+//	FLINT_BENCH_FORMATS=1 FLINT_BENCH_MB=256 FLINT_VERSITYGW=bin/versitygw \
+//	  go test -count=1 -run TestFormatsBenchFigures -v -timeout 60m ./framework/formats/
+//
+// FLINT_BENCH_MB sizes each data set (default 128; the issue's figures are at 1024).
+func TestFormatsBenchFigures(t *testing.T) {
+	if os.Getenv("FLINT_BENCH_FORMATS") == "" {
+		t.Skip("a benchmark: set FLINT_BENCH_FORMATS=1")
+	}
+	mb := 128
+	if v := os.Getenv("FLINT_BENCH_MB"); v != "" {
+		mb, _ = strconv.Atoi(v)
+	}
+	t.Run("s3scan", func(t *testing.T) { benchS3Scan(t, mb) })
+	t.Run("parquet", func(t *testing.T) { benchParquet(t, mb) })
+	t.Run("gzwordcount", func(t *testing.T) { benchGzWordcount(t, mb) })
+}
+
+// benchContext is local[2]: two task slots, the issue's "2 executors" on this 2-core machine.
+func benchContext(t *testing.T, extra ...string) *framework.Context {
+	t.Helper()
+	cfg := framework.NewConfig()
+	conf := append([]string{"flint.master=local[2]", "flint.ui.enabled=false", "flint.ui.showConsoleProgress=false"}, shared.Conf()...)
+	for _, kv := range append(conf, extra...) {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := cfg.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fc.Stop(context.Background()) })
+	return fc
+}
+
+var countLinesJob = dataset.JobResult("formats.bench.countLines", func(b *dataset.Builder, paths []string) (int64, error) {
+	return dataset.Count(dataset.TextFile(b, paths...))
+})
+
+// S3 scan: 16 text objects of mb/16 MiB on the loopback versitygw, counted by TextFile on
+// local[2], beside the same objects fetched whole by 2 goroutines doing plain GETs.
+func benchS3Scan(t *testing.T, mb int) {
+	fs := testFS(t, shared)
+	prefix := fmt.Sprintf("s3://%s/bench/scan-%d", sharedBucket, mb)
+	line := strings.Repeat("abcdefghij", 9) + "\n" // 91 bytes
+	per := mb << 20 / 16
+	body := []byte(strings.Repeat(line, per/len(line)))
+	var wantLines int64
+	for i := range 16 {
+		put := func() error {
+			w, err := fs.Create(context.Background(), fmt.Sprintf("%s/part-%02d.txt", prefix, i))
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(body); err != nil {
+				return err
+			}
+			return w.Close()
+		}
+		if err := put(); err != nil {
+			t.Fatal(err)
+		}
+		wantLines += int64(len(body) / len(line))
+	}
+	total := float64(16*len(body)) / (1 << 20)
+	fc := benchContext(t)
+	start := time.Now()
+	n, err := countLinesJob.Run(t.Context(), fc, []string{prefix})
+	flint := time.Since(start)
+	if err != nil || n != wantLines {
+		t.Fatalf("flint counted %d lines (%v), want %d", n, err, wantLines)
+	}
+	files, err := fs.List(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var got atomic.Int64
+	for range 2 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(files)); i = next.Add(1) - 1 {
+				rc, err := fs.Open(context.Background(), files[i], 0, -1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				k, _ := io.Copy(io.Discard, rc)
+				rc.Close()
+				got.Add(k)
+			}
+		})
+	}
+	wg.Wait()
+	gets := time.Since(start)
+	t.Logf("s3 scan of %.0f MiB (16 objects): flint TextFile+Count local[2] %v = %.0f MiB/s; 2 concurrent plain GETs %v = %.0f MiB/s; ratio %.0f%%",
+		total, flint.Round(time.Millisecond), total/flint.Seconds(), gets.Round(time.Millisecond), total/gets.Seconds(), 100*gets.Seconds()/flint.Seconds())
+}
+
+type benchRow struct {
+	ID     int64   `parquet:"id"`
+	User   string  `parquet:"user"`
+	Amount float64 `parquet:"amount"`
+	Count  int32   `parquet:"count"`
+	Flag   bool    `parquet:"flag"`
+	Note   string  `parquet:"note"`
+}
+
+type benchNarrow struct {
+	ID     int64   `parquet:"id"`
+	Amount float64 `parquet:"amount"`
+}
+
+var parquetCountJob = dataset.JobResult("formats.bench.parquetCount", func(b *dataset.Builder, paths []string) (int64, error) {
+	return dataset.Count(parquetfile.Read[benchNarrow](b, parquetfile.Options{}, paths...))
+})
+
+// countingFile counts the bytes read through it.
+type countingFile struct {
+	*os.File
+	n *atomic.Int64
+}
+
+func (c countingFile) ReadAt(p []byte, off int64) (int, error) {
+	k, err := c.File.ReadAt(p, off)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+// readAllParquet reads every row of path into T with parquet-go's generic reader, one
+// goroutine, counting the bytes read.
+func readAllParquet[T any](t *testing.T, path string, read *atomic.Int64) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(countingFile{f, read}, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := parquet.NewGenericReader[T](pf)
+	defer r.Close()
+	buf := make([]T, 1024)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		n += int64(k)
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Parquet: 8 snappy files of 6 columns (row groups of 128k rows) on local disk, 2 of the 6
+// projected: Flint's reader on local[2] beside parquet-go's generic reader in one goroutine;
+// and the bytes that reader reads projecting 2 columns versus all 6.
+func benchParquet(t *testing.T, mb int) {
+	dir := t.TempDir()
+	rowsPer := mb << 20 / 8 / 40 // about 40 bytes a row compressed
+	var paths []string
+	var want int64
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 8 {
+		rows := make([]benchRow, rowsPer)
+		for j := range rows {
+			id := int64(i*rowsPer + j)
+			rows[j] = benchRow{ID: id, User: fmt.Sprintf("user-%d", r.IntN(100000)), Amount: r.Float64() * 1000,
+				Count: int32(r.IntN(1000)), Flag: r.IntN(2) == 0, Note: fmt.Sprintf("note %x", r.Uint64())}
+		}
+		p := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i))
+		if err := parquet.WriteFile(p, rows, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(128<<10)); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		want += int64(rowsPer)
+	}
+	var size int64
+	for _, p := range paths {
+		st, _ := os.Stat(p)
+		size += st.Size()
+	}
+	fc := benchContext(t, "flint.files.maxPartitionBytes=16m")
+	start := time.Now()
+	n, err := parquetCountJob.Run(t.Context(), fc, paths)
+	flint := time.Since(start)
+	if err != nil || n != want {
+		t.Fatalf("flint read %d rows (%v), want %d", n, err, want)
+	}
+	var narrowBytes, fullBytes atomic.Int64
+	start = time.Now()
+	for _, p := range paths {
+		n -= readAllParquet[benchNarrow](t, p, &narrowBytes)
+	}
+	single := time.Since(start)
+	if n != 0 {
+		t.Fatalf("parquet-go read another number of rows")
+	}
+	start = time.Now()
+	for _, p := range paths {
+		readAllParquet[benchRow](t, p, &fullBytes)
+	}
+	full := time.Since(start)
+	t.Logf("parquet, %d rows in %.0f MiB (8 snappy files), project 2 of 6 columns: flint local[2] %v = %.2f Mrows/s; parquet-go 1 goroutine %v = %.2f Mrows/s (%.2fx); "+
+		"bytes read by parquet-go: 2 columns %.1f MiB, all 6 %.1f MiB (%v)",
+		want, float64(size)/(1<<20), flint.Round(time.Millisecond), float64(want)/flint.Seconds()/1e6, single.Round(time.Millisecond),
+		float64(want)/single.Seconds()/1e6, single.Seconds()/flint.Seconds(),
+		float64(narrowBytes.Load())/(1<<20), float64(fullBytes.Load())/(1<<20), full.Round(time.Millisecond))
+}
+
+var gzWordcountJob = dataset.JobResult("formats.bench.gzWordcount", func(b *dataset.Builder, paths []string) (int64, error) {
+	words := dataset.FlatMap(dataset.TextFile(b, paths...), func(line string, yield func(dataset.KV[string, int64])) {
+		for _, w := range strings.Fields(line) {
+			yield(dataset.KV[string, int64]{Key: w, Value: 1})
+		}
+	})
+	return dataset.Count(dataset.ReduceByKey(words, func(x, y int64) int64 { return x + y }, 4))
+})
+
+// Word count over 8 .gz files (mb MiB of text uncompressed): Flint on local[2] beside
+// `zcat | tr | sort | uniq -c` and a single-threaded Go program (gzip, bufio, a map).
+func benchGzWordcount(t *testing.T, mb int) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 4))
+	vocab := make([]string, 50000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%x", r.Uint32())
+	}
+	var paths []string
+	for i := range 8 {
+		p := filepath.Join(dir, fmt.Sprintf("part-%d.txt.gz", i))
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw := gzip.NewWriter(f)
+		bw := bufio.NewWriter(zw)
+		for written := 0; written < mb<<20/8; {
+			var line bytes.Buffer
+			for range 12 {
+				line.WriteString(vocab[int(r.ExpFloat64()*3000)%len(vocab)])
+				line.WriteByte(' ')
+			}
+			line.WriteByte('\n')
+			k, _ := bw.Write(line.Bytes())
+			written += k
+		}
+		bw.Flush()
+		zw.Close()
+		f.Close()
+		paths = append(paths, p)
+	}
+	fc := benchContext(t)
+	start := time.Now()
+	distinct, err := gzWordcountJob.Run(t.Context(), fc, paths)
+	flint := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	counts := map[string]int64{}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(zr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			for _, w := range strings.Fields(sc.Text()) {
+				counts[w]++
+			}
+		}
+		f.Close()
+	}
+	goTime := time.Since(start)
+	if int64(len(counts)) != distinct {
+		t.Fatalf("flint counted %d distinct words, Go %d", distinct, len(counts))
+	}
+	start = time.Now()
+	out, err := exec.Command("bash", "-c", "zcat "+strings.Join(paths, " ")+" | tr -s ' ' '\\n' | grep -v '^$' | sort | uniq -c | wc -l").Output()
+	shell := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); got != distinct {
+		t.Fatalf("the shell pipeline counted %d distinct words, flint %d", got, distinct)
+	}
+	t.Logf("gz wordcount, %d MiB of text in 8 .gz files, %d distinct words: flint local[2] %v; Go 1 goroutine %v; zcat|tr|sort|uniq -c %v",
+		mb, distinct, flint.Round(time.Millisecond), goTime.Round(time.Millisecond), shell.Round(time.Millisecond))
+}
+

@@ -3,10 +3,13 @@ package formats
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/dataset"
+	"github.com/flint-mesos/flint/framework/storage/codec"
 	"github.com/flint-mesos/flint/framework/task"
 )
 
@@ -46,7 +49,7 @@ func ReadLines(ctx context.Context, cfg *config.Config, p dataset.FilePart, fn f
 			l.Text = trimEOL(b)
 			if len(l.Text) > 0 {
 				if err := fn(l); err != nil {
-					return err
+					return checkStream(p, lr, err)
 				}
 			}
 		}
@@ -58,6 +61,20 @@ func ReadLines(ctx context.Context, cfg *config.Config, p dataset.FilePart, fn f
 		}
 	}
 	return nil
+}
+
+// checkStream is err, a malformed record's, unless p is compressed and the rest of its
+// stream fails to decompress: corrupt compressed data decodes to garbage before the codec's
+// checksum catches it, and the codec's error — naming the file and the codec — is the one
+// that says what is wrong.
+func checkStream(p dataset.FilePart, lr *dataset.LineRange, err error) error {
+	if c, ok := codec.ForPath(p.File.Path); !ok || c.NewReader == nil || !errors.Is(err, ErrMalformed) {
+		return err
+	}
+	if _, derr := io.Copy(io.Discard, lr.R); derr != nil {
+		return fmt.Errorf("%w (first seen as: %v)", dataset.ReadFailed(p, derr), err)
+	}
+	return err
 }
 
 // readLine is the next line with its '\n' (a longer line than the buffer is copied).

@@ -1,6 +1,8 @@
 package formats_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -157,4 +159,45 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return fmt.Sprint(s.w)
+}
+
+// A gzip object corrupted midway (flipped bytes in its deflate stream) or cut short fails the
+// job with one error naming the object and the codec, in every mode: no row of it is counted
+// as read.
+func TestCorruptGzipOnS3(t *testing.T) {
+	fs := testFS(t, shared)
+	var text bytes.Buffer
+	text.WriteString("id,name,score\n")
+	for i := range 20000 {
+		fmt.Fprintf(&text, "%d,n%d,%d.5\n", i, i%97, i)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(text.Bytes())
+	zw.Close()
+	good := gz.Bytes()
+	corrupt := bytes.Clone(good)
+	for i := len(corrupt) / 2; i < len(corrupt)/2+64; i++ {
+		corrupt[i] ^= 0x5a
+	}
+	objects := map[string][]byte{"corrupt.csv.gz": corrupt, "cut.csv.gz": good[:len(good)*2/3]}
+	for name, b := range objects {
+		w, err := fs.Create(context.Background(), "s3://"+sharedBucket+"/gz/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
+		for name := range objects {
+			path := "s3://" + sharedBucket + "/gz/" + name
+			_, err := failFastJob.Run(t.Context(), fc, path)
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "gzip") {
+				t.Fatalf("%s: err = %v, want one error naming the object and gzip", name, err)
+			}
+		}
+	})
 }

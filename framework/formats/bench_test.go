@@ -332,4 +332,3 @@ func benchGzWordcount(t *testing.T, mb int) {
 	t.Logf("gz wordcount, %d MiB of text in 8 .gz files, %d distinct words: flint local[2] %v; Go 1 goroutine %v; zcat|tr|sort|uniq -c %v",
 		mb, distinct, flint.Round(time.Millisecond), goTime.Round(time.Millisecond), shell.Round(time.Millisecond))
 }
-

@@ -66,7 +66,7 @@ func dispatcherCommand() *cobra.Command {
 	fs.IntVar(&f.port, "port", 7077, "port of the REST API and the page (Spark's dispatcher port)")
 	fs.StringVar(&f.advertise, "advertise-host", "", "host agents fetch uploaded programs from (default: this host's address towards the master)")
 	fs.StringVar(&f.store, "store", defaultDispatcherDir(), "directory of the dispatcher's records, uploaded programs and secrets key")
-	fs.StringVar(&f.zk, "zk", "", "keep the records in ZooKeeper (flint.deploy.zookeeper.url): not available yet")
+	fs.StringVar(&f.zk, "zk", "", "keep the records and framework id in ZooKeeper (Spark's spark.deploy.zookeeper.url): zk://host:2181[,host:2181]/path (default path /flint/dispatcher); uploads and the secrets key stay in --store")
 	fs.IntVar(&f.maxDrivers, "max-drivers", 0, "drivers launched or running at once; 0 is no limit (the rest wait in FIFO order)")
 	fs.IntVar(&f.maxRetries, "max-retries", 3, "relaunches of a supervised driver that fails")
 	fs.DurationVar(&f.minBackoff, "min-backoff", time.Second, "delay before a supervised driver's first relaunch (doubled per relaunch)")
@@ -157,9 +157,6 @@ func runDispatcher(ctx context.Context, f dispatcherFlags) error {
 	if err != nil {
 		return flint.Usage(err, "flint dispatcher --help")
 	}
-	if f.zk != "" {
-		return flint.Usage(errors.New("dispatcher: --zk: the ZooKeeper store is not available yet; use --store DIR"), "flint dispatcher --help")
-	}
 	mc, err := f.mesosConfig()
 	if err != nil {
 		return err
@@ -170,8 +167,20 @@ func runDispatcher(ctx context.Context, f dispatcherFlags) error {
 			return err
 		}
 	}
-	store, err := dispatcher.NewDirStore(filepath.Join(f.store, "records"))
-	if err != nil {
+	var store dispatcher.Store
+	if f.zk != "" {
+		servers, root, err := dispatcher.ParseZK(f.zk)
+		if err != nil {
+			return flint.Usage(err, "flint dispatcher --help")
+		}
+		zs, err := dispatcher.NewZKStore(servers, root, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		defer zs.Close()
+		store = zs
+		log.Infof("dispatcher records in ZooKeeper %s at %s", strings.Join(servers, ","), root)
+	} else if store, err = dispatcher.NewDirStore(filepath.Join(f.store, "records")); err != nil {
 		return err
 	}
 	bins, err := dispatcher.NewBinaries(filepath.Join(f.store, "binaries"))

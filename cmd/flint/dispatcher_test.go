@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/deploy/dispatcher"
+	"github.com/flint-mesos/flint/framework/mesosconn/detector/zktest"
 	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
@@ -335,8 +336,22 @@ func TestClusterModeFaults(t *testing.T) {
 // one is still its first attempt (reconciled, not launched again), the queued
 // one still waits and runs once the first is gone.
 func TestClusterModeDispatcherRestart(t *testing.T) {
+	testDispatcherRestart(t, startCluster(t, "--max-drivers", "1"))
+}
+
+// TestClusterModeDispatcherRestartZK is the restart with the records in a
+// real ZooKeeper (--zk): none is on the local store.
+func TestClusterModeDispatcherRestartZK(t *testing.T) {
+	zk := zktest.Start(t)
+	c := startCluster(t, "--max-drivers", "1", "--zk", "zk://"+zk+"/flint/test")
+	testDispatcherRestart(t, c)
+	if recs, _ := filepath.Glob(filepath.Join(c.store, "records", "drivers", "*")); len(recs) != 0 {
+		t.Fatalf("records on the local store: %v", recs)
+	}
+}
+
+func testDispatcherRestart(t *testing.T, c *clusterEnv) {
 	job := testDriver(t)
-	c := startCluster(t, "--max-drivers", "1")
 	running := c.submit(job, "sleep")
 	first := c.waitState(running, dispatcher.Running)
 	queued := c.submit(job, "sleep")

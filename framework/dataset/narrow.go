@@ -211,33 +211,6 @@ func Union[T any](first Dataset[T], rest ...Dataset[T]) Dataset[T] {
 	})
 }
 
-// Coalesce reduces the number of partitions to n without a shuffle: new
-// partition i reads parent partitions [i·m/n, (i+1)·m/n) of the m, as
-// Spark's coalescer does for parents without preferred locations (10 to
-// 3: [0 1 2] [3 4 5] [6 7 8 9]).
-func Coalesce[T any](ds Dataset[T], n int) Dataset[T] {
-	if n <= 0 || n >= ds.n.parts {
-		n = ds.n.parts
-	}
-	m := ds.n.parts
-	groups := make([][]int, n)
-	for i := range groups {
-		for q := i * m / n; q < (i+1)*m/n; q++ {
-			groups[i] = append(groups[i], q)
-		}
-	}
-	return newNode(ds.n.b, "coalesce", n, []node{ds.n},
-		[]dagscheduler.Dep{{Kind: dagscheduler.Groups, Parent: ds.n.id, Groups: groups}},
-		func(tc *taskContext, p int, emit func([]T) error) error {
-			for _, q := range groups[p] {
-				if err := ds.n.run(tc, q, emit); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-}
-
 // Sample keeps each record with probability fraction (Bernoulli sampling,
 // without replacement), with a random stream per partition derived from
 // seed, so a recomputed partition keeps the same records — when its input

@@ -62,18 +62,11 @@ func (j *StageJob) description() string {
 
 // stageName names a stage for the stage list, the DAG picture and the
 // event log by its last operation, as Spark does: a map stage by the
-// operation whose shuffle it writes ("reduceByKey at wc.go:100"), the
-// result stage by the action ("saveAsTextFile at wc.go:115").
+// dataset whose records it writes to the shuffle ("map at wc.go:99"; the
+// two map stages of a join are named for their own sides), the result
+// stage by the action ("saveAsTextFile at wc.go:115").
 func (r *stagesRun) stageName(ts *dagscheduler.TaskSet) string {
-	if ts.Kind == dagscheduler.MapTask {
-		for _, n := range r.job.Spec.Nodes {
-			for _, d := range n.Deps {
-				if d.Kind == dagscheduler.Shuffle && d.ShuffleID == ts.ShuffleID && n.Name != "" {
-					return n.Name
-				}
-			}
-		}
-	} else if r.job.ResultStage != "" {
+	if ts.Kind != dagscheduler.MapTask && r.job.ResultStage != "" {
 		return r.job.ResultStage
 	}
 	if n := r.nodes[ts.Node]; n != nil && n.Name != "" {

@@ -6,6 +6,8 @@ const s3Used = " Used by `s3://` (also `s3a://`, `s3n://`) paths on the driver a
 
 // storageKeys are the input and output settings (framework/storage and dataset's readers).
 var storageKeys = []Key{
+	{Name: "flint.checkpoint.dir", Kind: KindString, Group: GroupStorage,
+		Doc: "Directory `dataset.Checkpoint` writes checkpointed datasets under (Spark's `SparkContext.setCheckpointDir`; a job body may also call `Builder.SetCheckpointDir`): any writable storage scheme (a local path every executor shares, `s3://bucket/prefix`, …). Each run writes below it in a directory of its own, which is kept after the run, as Spark keeps checkpoint files. Unset: `dataset.Checkpoint` fails the job's next action."},
 	{Name: "flint.files.maxPartitionBytes", Kind: KindSize, Default: "128m", SizeUnit: Byte, Min: "1", Group: GroupStorage,
 		Doc: "Largest number of bytes one task of a file source (`dataset.TextFile`, …) reads (Spark's `spark.sql.files.maxPartitionBytes`): a larger splittable file is cut into byte ranges (ending at line boundaries), and small files are packed together up to this size. A bare number is in bytes."},
 	{Name: "flint.files.openCostInBytes", Kind: KindSize, Default: "4m", SizeUnit: Byte, Min: "0", Group: GroupStorage,

@@ -15,6 +15,26 @@ import (
 // recorded parts for earlier actions, captures the graph at the action
 // the task belongs to, and stops the body there.
 func runAction[T, R any](ds Dataset[T], op string, parts []int, perPart func(tc *taskContext, p int) (R, error)) ([]R, error) {
+	out, err := runActionJob(ds, op, parts, perPart)
+	if err != nil {
+		return nil, err
+	}
+	// Datasets marked by Checkpoint that the action computed are written
+	// now, by jobs of their own (Spark's doCheckpoint after runJob).
+	if err := ds.n.b.checkpointAfter(ds.n); err != nil {
+		b := ds.n.b
+		if b.Driver() && b.err == nil {
+			b.err = fmt.Errorf("%w: %s: %w", errActionFailed, op, err)
+		}
+		if b.Driver() {
+			return nil, b.err
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+func runActionJob[T, R any](ds Dataset[T], op string, parts []int, perPart func(tc *taskContext, p int) (R, error)) ([]R, error) {
 	b := ds.n.b
 	idx := b.actions
 	b.actions++

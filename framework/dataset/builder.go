@@ -58,6 +58,8 @@ type Builder struct {
 	lazy   []func() error // encodings of action results, done when next needed
 
 	settings settings
+	// checkpointDir is SetCheckpointDir's directory ("": flint.checkpoint.dir)
+	checkpointDir string
 }
 
 // settings are configuration the graph depends on, read on the driver and
@@ -184,22 +186,36 @@ type nodeInfo struct {
 	b             *Builder
 	id            dagscheduler.NodeID
 	op, site, typ string
-	parts         int
-	deps          []dagscheduler.Dep
-	parents       []node
-	preferred     [][]scheduler.Location
-	storage       StorageLevel // how the node's partitions are cached; 0: not at all
-	unpersisted   bool         // persisted, then Unpersist: processes drop what they kept of it
-	order         order        // what recomputing a partition may change
+	// api is the operation the user called that built the node (as
+	// apiCallSite): with site, its name in stage names and the DAG
+	api         string
+	parts       int
+	deps        []dagscheduler.Dep
+	parents     []node
+	preferred   [][]scheduler.Location
+	storage     StorageLevel // how the node's partitions are cached; 0: not at all
+	unpersisted bool         // persisted, then Unpersist: processes drop what they kept of it
+	order       order        // what recomputing a partition may change
 	// partitioning is how the records are placed by key, when known
 	// (partitioning.go)
 	partitioning *partitioning
 	// data is a digest of what the body handed a source to decide its
 	// records (datadigest.go), part of the fingerprint
 	data string
+	// checkpoint is set by Checkpoint (checkpoint.go)
+	checkpoint *checkpointState
 }
 
 func (n *nodeInfo) info() *nodeInfo { return n }
+
+// name is the node's name for stages and the DAG: "countByKey at
+// dir/main.go:114", as Spark names an RDD by its short call site.
+func (n *nodeInfo) name() string {
+	if n.api == "" || n.api == "action" {
+		return n.op + " at " + n.site
+	}
+	return n.api + " at " + n.site
+}
 
 // node is a dataset of some element type.
 type node interface{ info() *nodeInfo }
@@ -227,19 +243,27 @@ func callSite() string {
 // function of this package the first caller outside it called (an action
 // built on another, as CountByKey on Collect, is named for itself).
 func actionName() string {
+	api, site := apiCallSite()
+	return api + " at " + site
+}
+
+// apiCallSite is the function of this package the first caller outside it
+// called, as apiName, and that caller's site (callSite): Spark's short
+// call site, which names an RDD an operation builds inside another (the
+// map inside CountByKey) for the operation the user called.
+func apiCallSite() (api, site string) {
 	pcs := make([]uintptr, 32)
-	n := runtime.Callers(2, pcs)
+	n := runtime.Callers(3, pcs)
 	frames := runtime.CallersFrames(pcs[:n])
-	api := ""
+	fn := ""
 	for {
 		f, more := frames.Next()
 		if !inPackage(f.File) {
-			site := filepath.Base(filepath.Dir(f.File)) + "/" + filepath.Base(f.File) + fmt.Sprintf(":%d", f.Line)
-			return apiName(api) + " at " + site
+			return apiName(fn), filepath.Base(filepath.Dir(f.File)) + "/" + filepath.Base(f.File) + fmt.Sprintf(":%d", f.Line)
 		}
-		api = f.Function
+		fn = f.Function
 		if !more {
-			return apiName(api) + " at unknown"
+			return apiName(fn), "unknown"
 		}
 	}
 }
@@ -278,7 +302,7 @@ func inPackage(file string) bool {
 
 // newInfo names a new node of op with element type typ.
 func (b *Builder) newInfo(op, typ string, parts int, parents []node, deps []dagscheduler.Dep) nodeInfo {
-	site := callSite()
+	api, site := apiCallSite()
 	k := op + "@" + site
 	b.sites[k]++
 	for _, p := range parents {
@@ -287,7 +311,7 @@ func (b *Builder) newInfo(op, typ string, parts int, parents []node, deps []dags
 		}
 	}
 	shuffle := slices.ContainsFunc(deps, func(d dagscheduler.Dep) bool { return d.Kind == dagscheduler.Shuffle })
-	return nodeInfo{b: b, id: dagscheduler.NodeID(fmt.Sprintf("%s#%d", k, b.sites[k])), op: op, site: site, typ: typ,
+	return nodeInfo{b: b, id: dagscheduler.NodeID(fmt.Sprintf("%s#%d", k, b.sites[k])), op: op, api: api, site: site, typ: typ,
 		parts: parts, parents: parents, deps: deps, order: inherit(parents, shuffle)}
 }
 
@@ -317,6 +341,9 @@ func describe(n *nodeInfo) string {
 	}
 	if n.data != "" {
 		fmt.Fprintf(&s, " data=%s", n.data)
+	}
+	if n.checkpoint != nil && n.checkpoint.done {
+		s.WriteString(" checkpointed")
 	}
 	return s.String()
 }
@@ -367,6 +394,12 @@ func (b *Builder) jobSpec(final node, parts []int, prefix dagscheduler.NodeID) d
 		}
 		seen[n] = true
 		in := n.info()
+		if in.checkpoint != nil && in.checkpoint.done {
+			// a written checkpoint is a source: its files, no lineage
+			spec.Nodes = append(spec.Nodes, dagscheduler.Node{ID: prefix + in.id, Name: in.name(),
+				Partitions: in.parts, Cached: in.storage != 0})
+			return
+		}
 		for _, p := range in.parents {
 			walk(p)
 		}
@@ -375,7 +408,7 @@ func (b *Builder) jobSpec(final node, parts []int, prefix dagscheduler.NodeID) d
 			d.Parent = prefix + d.Parent
 			deps[i] = d
 		}
-		spec.Nodes = append(spec.Nodes, dagscheduler.Node{ID: prefix + in.id, Name: in.op + " at " + in.site, Partitions: in.parts,
+		spec.Nodes = append(spec.Nodes, dagscheduler.Node{ID: prefix + in.id, Name: in.name(), Partitions: in.parts,
 			Deps: deps, Preferred: in.preferred, Cached: in.storage != 0, Indeterminate: in.order == indeterminate})
 	}
 	walk(final)

@@ -108,10 +108,12 @@
 // SampleByKey, SampleByKeyExact, CountApproxDistinctByKey; actions Top,
 // TakeOrdered, TakeSample, TreeAggregate, TreeReduce, ToLocalIterator (a
 // Go iterator, one job per partition), Stats, CountApproxDistinct,
-// CountByValue, Lookup and CollectAsMap. Sources WholeTextFiles and
-// BinaryFiles give one record per file (its path and whole content). Wide operations taking a
-// partition count have a ...With form taking a Partitioner (keys arrive
-// encoded with recordcodec.For).
+// CountByValue, Lookup and CollectAsMap; Checkpoint. The source
+// ParallelizeWithHosts gives one record per partition, each preferring
+// hosts (Spark's makeRDD with location preferences); WholeTextFiles and
+// BinaryFiles give one record per file (its path and whole content).
+// Wide operations taking a partition count have a ...With form taking a
+// Partitioner (keys arrive encoded with recordcodec.For).
 //
 // A dataset knows its Partitioner: wide operations set it, Filter,
 // MapValues, FlatMapValues, Sample and the joins keep it, Map and the
@@ -130,8 +132,9 @@
 // larger than average sampled again at the overall rate, and bounds
 // cutting the sorted, weighted sample into equal weights; skewed input
 // gives balanced output partitions. With parts ≤ 0 a cogroup or join
-// takes the partitioner of its input with the most partitions, as Spark's
-// defaultPartitioner.
+// takes the partitioner of its input with the most partitions that has
+// one, as Spark's defaultPartitioner (see the differences below for
+// single-input operations).
 //
 // Deliberate differences: Go has no overloading, so optional arguments
 // are explicit (withReplacement, seed, depth, relativeSD, parts ≤ 0 for
@@ -210,6 +213,23 @@
 // replicated levels (…_2) are not offered; StorageLevel's documentation
 // says why.
 //
+// # Checkpointing
+//
+// Checkpoint(ds) marks a dataset to be saved to reliable storage (Spark's
+// RDD.checkpoint): the directory is flint.checkpoint.dir, or the body's
+// Builder.SetCheckpointDir, on any writable storage scheme (a local
+// directory every executor shares, s3://…). Nothing is written when
+// Checkpoint is called. When the next action whose job computes ds ends,
+// a separate job computes every partition of ds again (persist ds first
+// to read it from there instead) and writes it under
+// <dir>/<job>-<run>/<dataset id>/part-NNNNN with the record codec,
+// committed as SaveAsTextFile's output. From then on ds is a source: later
+// actions, and any recomputation after a lost executor or a fetch
+// failure, read its files, and its parents (their shuffles included) are
+// no longer part of any job. IsCheckpointed says whether that happened.
+// ds keeps its Partitioner. The files are kept after the run, as Spark
+// keeps them.
+//
 // # Accumulators
 //
 // NewAccumulator (any type, with an associative and commutative merge)
@@ -247,8 +267,19 @@
 //     optional arguments, so 0 stands for Spark's omitted one. A wide operation's default is
 //     Spark's defaultPartitioner count — flint.default.parallelism when
 //     set, else its largest input's partition count — and Distinct keeps
-//     its input's count. Partitioners are not yet inherited, so a
-//     dataset's partitioner never beats that count.
+//     its input's count. Cogroups and joins (CoGroup, CoGroup3, CoGroup4,
+//     Join and the outer joins, Intersection) with parts ≤ 0 take instead
+//     the partitioner of their input with the most partitions that has
+//     one, and SubtractByKey its first input's, as Spark's
+//     defaultPartitioner — always, where Spark skips an input partitioner
+//     with ten times fewer partitions than the largest input unless the
+//     default count is no larger. Single-input wide operations
+//     (ReduceByKey, AggregateByKey, CombineByKey, FoldByKey, GroupByKey,
+//     Distinct) with parts ≤ 0 do not inherit their input's partitioner:
+//     they hash into the default count, so over an input partitioned
+//     otherwise they shuffle where Spark's would reuse its partitioner
+//     and not shuffle. Pass the input's partitioner to their ...With form
+//     (ReduceByKeyWith(ds, fn, ds.Partitioner())) to combine in place.
 //   - MapPartitions is taken to depend on its input's order unless given
 //     OrderInsensitive (Spark assumes the opposite, isOrderSensitive =
 //     false): after an unordered shuffle its stage is rerun whole when an
@@ -274,12 +305,25 @@
 //     partitions of about equal bytes, in listing order.
 //   - Broadcast.Destroy returns ErrBroadcastDestroyed when called twice
 //     (Spark throws), naming where it was destroyed, as does Value.
-//   - Coalesce does not yet group parents by preferred host (Spark's
-//     DefaultPartitionCoalescer does when they have locations, within a
-//     balance slack of 0.10); it groups consecutive parents as Spark does
-//     for parents without locations. Parents have locations when they are
-//     file splits or cached partitions; a coalesce of any other dataset
-//     groups as Spark's would, and one of parents spread over several
-//     hosts may read some remotely that Spark would read locally — slower,
-//     never different records.
+//   - Coalesce groups parents by the preferred hosts the graph knows when
+//     it is built — file splits', ParallelizeWithHosts', and through
+//     narrow operations their children's — as Spark's
+//     DefaultPartitionCoalescer (a group per host, balance slack 0.10,
+//     the power of two choices), but not by where cached partitions are:
+//     those are known only as actions run, while every process must build
+//     the same groups when it replays the body. Its random choices come
+//     from a fixed seed, so for the same input it may group otherwise
+//     than Spark's (which seeds Scala's generator), by the same rules.
+//   - Checkpoint writes after the action whose job computed the dataset,
+//     by a job of its own, as Spark's; the files stay readable by that run
+//     only (Spark's SparkContext.checkpointFile, which reads another
+//     run's, has no Flint equivalent), and local checkpoints
+//     (localCheckpoint) are not offered: Persist(ds, DiskOnly) keeps
+//     partitions on the executors' disks, and a lost executor's are
+//     recomputed from lineage.
+//   - Stage names follow Spark's short call sites: a map stage is named
+//     for the dataset whose records it writes to the shuffle, by the
+//     operation the user called where it was built ("map at
+//     wc.go:12"; the map CountByKey builds is "countByKey at …"), and a
+//     result stage for its action.
 package dataset

@@ -6,7 +6,7 @@ PKGS := ./...
 FUZZTIME ?= 10s
 export PATH := $(BIN):$(PATH)
 
-.PHONY: versitygw all build test vet e2e bench bench-datasets bench-datasets-full generate check-generate lint tools fuzz-smoke stress stress-jobs
+.PHONY: versitygw all build test vet e2e simulate bench bench-datasets bench-datasets-full generate check-generate lint tools fuzz-smoke stress stress-jobs
 
 all: build
 
@@ -67,6 +67,14 @@ stress:
 STRESS_JOBS ?= 50
 stress-jobs:
 	STRESS_JOBS=$(STRESS_JOBS) ./.ci/stress-jobs
+
+## simulate: the deterministic simulation of a Mesos cluster driving the fine backend and the
+## task scheduling core (internal/sim), seeds 1..$(SIM_SEEDS) with faults, every invariant checked
+## after every step; a failing seed prints itself, its replay command and its last steps.
+## SIM_SEED=n replays one seed. Not part of `make test` (yet).
+SIM_SEEDS ?= 300
+simulate:
+	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 30m -run '^TestSimulate$$' -v ./internal/sim/
 
 ## e2e: the Docker end-to-end suites alone (dockertest; `make test` runs them too). Needs Docker, no registry.
 e2e:

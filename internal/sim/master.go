@@ -1,0 +1,561 @@
+package sim
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/deploy/minimesos/allocator"
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/mesosbackend"
+	"github.com/flint-mesos/flint/proto/flintpb"
+)
+
+const (
+	frameworkID = "sim-fw"
+	eps         = 1e-9
+)
+
+// masterRefuse is the master's default filter (a negative refuse: the
+// allocator's 5 s), which an ACCEPT's unused part and an unfit DECLINE get.
+var masterRefuse = -time.Second
+
+// master is the simulated Mesos master, its agents and their executors.
+type master struct {
+	s     *Sim
+	alloc *allocator.Allocator
+	cfg   *config.Config
+	h     mesosconn.Handler
+	info  mesos.MasterInfo
+
+	agents    map[string]*agent
+	offers    map[string]*offer // outstanding
+	tasks     map[string]*mtask // live, by Mesos task id
+	nextOffer int
+	nextAgent int
+	inflight  int // status updates and other events scheduled for delivery
+	lost      int
+	stopped   bool
+	idle      time.Duration
+	lastCall  time.Time // calls reach the master in the order made, each after the network's delay
+}
+
+// call hands a call the backend made to the master after the network's
+// seeded delay, keeping the calls' order.
+func (m *master) call(fn func()) {
+	at := m.s.clk.Now().Add(m.jitter())
+	if at.Before(m.lastCall) {
+		at = m.lastCall
+	}
+	m.lastCall = at
+	m.inflight++
+	m.s.at(at.Sub(m.s.clk.Now()), func() {
+		m.inflight--
+		fn()
+	})
+}
+
+type agent struct {
+	id, host     string
+	cpus, mem    float64
+	usedC, usedM float64
+	execs        map[string]*executor
+	gone         bool
+}
+
+type executor struct {
+	id        string
+	cpus, mem float64
+	tasks     int
+	idleToken int
+}
+
+type offer struct {
+	id, agent string
+	cpus, mem float64
+}
+
+type mtask struct {
+	id, agent, exec string
+	cpus, mem       float64
+	flintID         uint64
+	index           int32
+	taskSet         string
+}
+
+func newMaster(s *Sim, alloc *allocator.Allocator, cfg *config.Config) *master {
+	host, port := "sim-master", uint32(5050)
+	return &master{s: s, alloc: alloc, cfg: cfg, info: mesos.MasterInfo{ID: "sim-m1", Hostname: &host, Port: &port},
+		agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{},
+		idle: cfg.Duration("flint.mesos.fine.executorIdleTimeout")}
+}
+
+// dial is the backend's mesosbackend.Dialer.
+func (m *master) dial(_ context.Context, h mesosconn.Handler) (mesosbackend.Conn, string, error) {
+	m.h = h
+	m.alloc.AddFramework(allocator.FrameworkInfo{ID: frameworkID}, true, nil)
+	return conn{m}, "flint", nil
+}
+
+// start subscribes the framework, registers the agents and arms the
+// allocation rounds and the faults.
+func (m *master) start() {
+	m.h.Subscribed(frameworkID, m.info, false)
+	for range m.s.cfg.Agents {
+		m.addAgent()
+	}
+	m.s.at(0, m.allocate)
+	for range m.s.cfg.Faults.AgentLosses {
+		// Lost while work runs: within the first jobs' expected span.
+		span := time.Duration(m.s.cfg.Tasks) * m.s.cfg.MeanTask / time.Duration(max(1, m.s.cfg.Agents)*int(m.s.cfg.AgentCPUs))
+		d := time.Second + time.Duration(m.s.rng.Int64N(int64(max(span*time.Duration(m.s.cfg.Jobs), time.Second))))
+		m.s.at(d, m.loseAgent)
+	}
+}
+
+func (m *master) addAgent() {
+	id := "S" + strconv.Itoa(m.nextAgent)
+	m.nextAgent++
+	a := &agent{id: id, host: "h-" + id, cpus: m.s.cfg.AgentCPUs, mem: m.s.cfg.AgentMem, execs: map[string]*executor{}}
+	m.agents[id] = a
+	m.alloc.AddAgent(id, a.host, scalars(a.cpus, a.mem), nil)
+	m.s.logf("agent %s up (%g cpus, %g MiB)", id, a.cpus, a.mem)
+}
+
+func scalars(cpus, mem float64) mesos.Resources {
+	var rs mesos.Resources
+	if cpus > eps {
+		rs = append(rs, mesos.Resource{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: cpus}})
+	}
+	if mem > eps {
+		rs = append(rs, mesos.Resource{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: mem}})
+	}
+	return rs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// allocate is one allocation round; it re-arms itself.
+func (m *master) allocate() {
+	if m.stopped {
+		return
+	}
+	defer m.s.at(m.s.cfg.AllocEvery, m.allocate)
+	got := m.alloc.Allocate(m.s.clk.Now())
+	if len(got) == 0 {
+		return
+	}
+	out := make([]mesos.Offer, 0, len(got))
+	for _, g := range got {
+		a := m.agents[g.AgentID]
+		m.nextOffer++
+		o := &offer{id: "o" + strconv.Itoa(m.nextOffer), agent: g.AgentID,
+			cpus: mesosconn.Scalar(g.Resources, "cpus"), mem: mesosconn.Scalar(g.Resources, "mem")}
+		m.offers[o.id] = o
+		res := g.Resources
+		if m.s.cfg.offerSkew != 0 { // a deliberately broken master (tests of the invariant)
+			res = scalars(o.cpus+m.s.cfg.offerSkew, o.mem)
+		}
+		mo := mesos.Offer{ID: mesos.OfferID{Value: o.id}, FrameworkID: mesos.FrameworkID{Value: frameworkID},
+			AgentID: mesos.AgentID{Value: g.AgentID}, Hostname: a.host, Resources: res}
+		for _, e := range sortedKeys(a.execs) {
+			mo.ExecutorIDs = append(mo.ExecutorIDs, mesos.ExecutorID{Value: e})
+		}
+		out = append(out, mo)
+		m.s.logf("offer %s on %s: %.1f cpus %.0f MiB", o.id, o.agent, o.cpus, o.mem)
+	}
+	m.h.Offers(out)
+	if p := m.s.cfg.Faults.Rescind; p > 0 && m.s.rng.Float64() < p {
+		m.s.at(m.jitter(), m.rescindOne)
+	}
+}
+
+// rescindOne rescinds a random outstanding offer, as a master does for
+// maintenance or an inverse offer.
+func (m *master) rescindOne() {
+	ids := sortedKeys(m.offers)
+	if len(ids) == 0 {
+		return
+	}
+	o := m.offers[ids[m.s.rng.IntN(len(ids))]]
+	delete(m.offers, o.id)
+	m.alloc.OfferAnswered(frameworkID)
+	m.alloc.Recover(o.agent, frameworkID, scalars(o.cpus, o.mem), nil, m.s.clk.Now())
+	m.s.logf("FAULT offer %s on %s rescinded", o.id, o.agent)
+	m.h.Rescinded(mesos.OfferID{Value: o.id})
+}
+
+// deliver sends a status update after the network's seeded delay,
+// sometimes twice, sometimes followed by a stale RUNNING.
+func (m *master) deliver(st mesos.TaskStatus) {
+	f := m.s.cfg.Faults
+	send := func(d time.Duration, st mesos.TaskStatus, what string) {
+		m.inflight++
+		m.s.at(d, func() {
+			m.inflight--
+			m.s.logf("update %s %s (%s)%s", st.TaskID.Value, st.GetState(), st.GetSource(), what)
+			m.h.Update(st)
+		})
+	}
+	d := m.jitter()
+	send(d, st, "")
+	if f.Duplicate > 0 && m.s.rng.Float64() < f.Duplicate {
+		send(d+m.jitter(), st, " duplicate")
+	}
+	if f.Reorder > 0 && terminal(st.GetState()) && m.s.rng.Float64() < f.Reorder {
+		stale := st
+		stale.State = mesos.TASK_RUNNING.Enum()
+		stale.Data = nil
+		send(d+m.jitter(), stale, " stale, after its end")
+	}
+}
+
+func (m *master) jitter() time.Duration {
+	if j := m.s.cfg.Faults.Jitter; j > 0 {
+		return time.Duration(m.s.rng.Int64N(int64(j)))
+	}
+	return 0
+}
+
+func terminal(s mesos.TaskState) bool {
+	switch s {
+	case mesos.TASK_STAGING, mesos.TASK_STARTING, mesos.TASK_RUNNING, mesos.TASK_KILLING:
+		return false
+	}
+	return true
+}
+
+func status(t *mtask, st mesos.TaskState, src mesos.TaskStatus_Source, reason *mesos.TaskStatus_Reason, data []byte) mesos.TaskStatus {
+	agent, exec := mesos.AgentID{Value: t.agent}, mesos.ExecutorID{Value: t.exec}
+	return mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: st.Enum(), Source: src.Enum(), Reason: reason,
+		AgentID: &agent, ExecutorID: &exec, Data: data}
+}
+
+// launch is an ACCEPT with LAUNCH: the over-commit invariant is checked
+// here, against the offers as the master made them.
+func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
+	ids := make([]string, len(offerIDs))
+	for i, o := range offerIDs {
+		ids[i] = o.Value
+	}
+	m.s.logf("accept %v: %d task(s)", ids, len(tasks))
+	var agentID string
+	var offC, offM float64
+	valid := true
+	for _, id := range ids {
+		o := m.offers[id]
+		if o == nil {
+			valid = false
+			continue
+		}
+		if agentID != "" && o.agent != agentID {
+			m.s.fail("ACCEPT of offers %v spans agents %s and %s", ids, agentID, o.agent)
+			return
+		}
+		agentID = o.agent
+		offC += o.cpus
+		offM += o.mem
+	}
+	for _, id := range ids {
+		if o := m.offers[id]; o != nil {
+			delete(m.offers, id)
+			m.alloc.OfferAnswered(frameworkID)
+			if !valid { // the whole ACCEPT is refused; its valid offers go back
+				m.alloc.Recover(o.agent, frameworkID, scalars(o.cpus, o.mem), nil, m.s.clk.Now())
+			}
+		}
+	}
+	if !valid {
+		reason := mesos.REASON_INVALID_OFFERS
+		for i := range tasks {
+			t := &mtask{id: tasks[i].TaskID.Value, agent: tasks[i].AgentID.Value}
+			if tasks[i].Executor != nil {
+				t.exec = tasks[i].Executor.ExecutorID.Value
+			}
+			m.deliver(status(t, mesos.TASK_DROPPED, mesos.SOURCE_MASTER, &reason, nil))
+		}
+		return
+	}
+	a := m.agents[agentID]
+	var needC, needM float64
+	newExecs := map[string]*executor{}
+	for i := range tasks {
+		ti := &tasks[i]
+		if ti.AgentID.Value != agentID {
+			m.s.fail("task %s names agent %s on an offer of agent %s", ti.TaskID.Value, ti.AgentID.Value, agentID)
+			return
+		}
+		needC += mesosconn.Scalar(ti.Resources, "cpus")
+		needM += mesosconn.Scalar(ti.Resources, "mem")
+		if ti.Executor == nil {
+			m.s.fail("task %s names no executor", ti.TaskID.Value)
+			return
+		}
+		eid := ti.Executor.ExecutorID.Value
+		if a.execs[eid] == nil && newExecs[eid] == nil {
+			e := &executor{id: eid, cpus: mesosconn.Scalar(ti.Executor.Resources, "cpus"), mem: mesosconn.Scalar(ti.Executor.Resources, "mem")}
+			newExecs[eid] = e
+			needC += e.cpus
+			needM += e.mem
+		}
+	}
+	if needC > offC+eps || needM > offM+eps {
+		m.s.fail("offer over-committed: ACCEPT of %v on %s needs %.2f cpus %.0f MiB, the offers hold %.2f cpus %.0f MiB",
+			ids, agentID, needC, needM, offC, offM)
+		return
+	}
+	m.alloc.Recover(agentID, frameworkID, scalars(offC-needC, offM-needM), &masterRefuse, m.s.clk.Now())
+	a.usedC += needC
+	a.usedM += needM
+	for _, id := range sortedKeys(newExecs) {
+		a.execs[id] = newExecs[id]
+		m.s.logf("executor %s starts on %s", id, agentID)
+	}
+	for i := range tasks {
+		ti := &tasks[i]
+		var td flintpb.TaskDescription
+		if err := td.Unmarshal(ti.Data); err != nil {
+			m.s.fail("task %s: undecodable description: %v", ti.TaskID.Value, err)
+			return
+		}
+		t := &mtask{id: ti.TaskID.Value, agent: agentID, exec: ti.Executor.ExecutorID.Value,
+			cpus: mesosconn.Scalar(ti.Resources, "cpus"), mem: mesosconn.Scalar(ti.Resources, "mem"),
+			flintID: td.TaskId, index: td.Index, taskSet: td.TaskSetId}
+		if m.tasks[t.id] != nil {
+			m.s.fail("task id %s launched while a task of that id is live", t.id)
+			return
+		}
+		m.tasks[t.id] = t
+		a.execs[t.exec].tasks++
+		m.deliver(status(t, mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil, nil))
+		run := m.s.cfg.MeanTask/2 + time.Duration(m.s.rng.ExpFloat64()*float64(m.s.cfg.MeanTask/2))
+		m.s.at(run, func() { m.finish(t) })
+	}
+}
+
+// end ends a live task: its resources go back to the agent and allocator.
+func (m *master) end(t *mtask) bool {
+	if m.tasks[t.id] != t {
+		return false
+	}
+	delete(m.tasks, t.id)
+	a := m.agents[t.agent]
+	if a == nil || a.gone {
+		return true
+	}
+	a.usedC -= t.cpus
+	a.usedM -= t.mem
+	m.alloc.Recover(a.id, frameworkID, scalars(t.cpus, t.mem), nil, m.s.clk.Now())
+	if e := a.execs[t.exec]; e != nil {
+		e.tasks--
+		if e.tasks == 0 && m.idle > 0 {
+			e.idleToken++
+			tok := e.idleToken
+			m.s.at(m.idle, func() { m.idleExit(a, e, tok) })
+		}
+	}
+	return true
+}
+
+// finish ends a task that ran its time: FINISHED with its partition's result.
+func (m *master) finish(t *mtask) {
+	if !m.end(t) {
+		return
+	}
+	data, err := (&flintpb.StatusUpdate{TaskId: t.flintID, State: flintpb.TaskState_TASK_FINISHED,
+		Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: payload(t.taskSet, int(t.index))}}}).Marshal()
+	if err != nil {
+		m.s.fail("encode result: %v", err)
+		return
+	}
+	m.deliver(status(t, mesos.TASK_FINISHED, mesos.SOURCE_EXECUTOR, nil, data))
+}
+
+// payload is the result a partition's task returns.
+func payload(taskSet string, index int) []byte { return []byte(taskSet + "/" + strconv.Itoa(index)) }
+
+func (m *master) idleExit(a *agent, e *executor, tok int) {
+	if a.gone || a.execs[e.id] != e || e.tasks > 0 || e.idleToken != tok {
+		return
+	}
+	delete(a.execs, e.id)
+	a.usedC -= e.cpus
+	a.usedM -= e.mem
+	m.alloc.Recover(a.id, frameworkID, scalars(e.cpus, e.mem), nil, m.s.clk.Now())
+	m.s.logf("executor %s on %s exits idle", e.id, a.id)
+	m.inflight++
+	m.s.at(m.jitter(), func() {
+		m.inflight--
+		m.h.ExecutorLost(mesos.AgentID{Value: a.id}, mesos.ExecutorID{Value: e.id}, 0)
+	})
+}
+
+// kill is a KILL: a live task ends KILLED; an unknown one LOST, as Mesos
+// answers.
+func (m *master) kill(taskID string, agentID string) {
+	t := m.tasks[taskID]
+	if t == nil {
+		m.s.logf("kill %s: unknown task", taskID)
+		reason := mesos.REASON_RECONCILIATION
+		m.deliver(status(&mtask{id: taskID, agent: agentID}, mesos.TASK_LOST, mesos.SOURCE_MASTER, &reason, nil))
+		return
+	}
+	m.s.logf("kill %s", taskID)
+	m.s.at(time.Millisecond, func() {
+		if m.end(t) {
+			m.deliver(status(t, mesos.TASK_KILLED, mesos.SOURCE_EXECUTOR, nil, nil))
+		}
+	})
+}
+
+// loseAgent removes a random live agent: its offers are rescinded, its
+// tasks LOST, the framework told; a new agent joins 30 s later.
+func (m *master) loseAgent() {
+	// An agent running tasks when one does, so the loss costs work.
+	var live, busy []string
+	for _, id := range sortedKeys(m.agents) {
+		if a := m.agents[id]; !a.gone {
+			live = append(live, id)
+			for _, e := range a.execs {
+				if e.tasks > 0 {
+					busy = append(busy, id)
+					break
+				}
+			}
+		}
+	}
+	if len(live) <= 1 || m.stopped {
+		return
+	}
+	if len(busy) > 0 {
+		live = busy
+	}
+	a := m.agents[live[m.s.rng.IntN(len(live))]]
+	a.gone = true
+	m.lost++
+	m.s.logf("FAULT agent %s lost", a.id)
+	for _, id := range sortedKeys(m.offers) {
+		if m.offers[id].agent == a.id {
+			delete(m.offers, id)
+			m.alloc.OfferAnswered(frameworkID)
+			m.h.Rescinded(mesos.OfferID{Value: id})
+		}
+	}
+	m.alloc.RemoveAgent(a.id)
+	reason := mesos.REASON_AGENT_REMOVED
+	for _, id := range sortedKeys(m.tasks) {
+		if t := m.tasks[id]; t.agent == a.id {
+			m.end(t)
+			m.deliver(status(t, mesos.TASK_LOST, mesos.SOURCE_MASTER, &reason, nil))
+		}
+	}
+	m.inflight++
+	m.s.at(m.jitter(), func() {
+		m.inflight--
+		m.h.AgentLost(mesos.AgentID{Value: a.id})
+	})
+	m.s.at(30*time.Second, m.addAgent)
+}
+
+// quiet reports whether no task is live and nothing is on its way.
+func (m *master) quiet() bool { return len(m.tasks) == 0 && m.inflight == 0 }
+
+// check asserts that no agent runs more than it has.
+func (m *master) check() {
+	for _, id := range sortedKeys(m.agents) {
+		a := m.agents[id]
+		if !a.gone && (a.usedC > a.cpus+eps || a.usedM > a.mem+eps) {
+			m.s.fail("agent %s runs %.2f cpus %.0f MiB of %.2f cpus %.0f MiB", id, a.usedC, a.usedM, a.cpus, a.mem)
+		}
+	}
+}
+
+// conn is the backend's mesosbackend.Conn: each call is recorded on the
+// backend's owner goroutine and handled by the sim after the backend's
+// Flush, in the order made.
+type conn struct{ m *master }
+
+var _ mesosbackend.Conn = conn{}
+
+func (c conn) Launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) error {
+	offerIDs, tasks = slices.Clone(offerIDs), slices.Clone(tasks)
+	c.m.s.record(func() { c.m.call(func() { c.m.launch(offerIDs, tasks) }) })
+	return nil
+}
+
+func (c conn) Decline(offerIDs []mesos.OfferID, why mesosconn.DeclineReason) error {
+	offerIDs = slices.Clone(offerIDs)
+	c.m.s.record(func() { c.m.call(func() { c.m.decline(offerIDs, why) }) })
+	return nil
+}
+
+func (m *master) decline(offerIDs []mesos.OfferID, why mesosconn.DeclineReason) {
+	{
+		refuse := declineRefuse(m.cfg, why)
+		if refuse == nil {
+			refuse = &masterRefuse
+		}
+		for _, id := range offerIDs {
+			o := m.offers[id.Value]
+			if o == nil {
+				continue // rescinded meanwhile
+			}
+			delete(m.offers, id.Value)
+			m.alloc.OfferAnswered(frameworkID)
+			m.alloc.Recover(o.agent, frameworkID, scalars(o.cpus, o.mem), refuse, m.s.clk.Now())
+			m.s.logf("decline %s (%s)", id.Value, why)
+		}
+	}
+}
+
+func (c conn) SetDemand(on bool) {
+	c.m.s.record(func() {
+		c.m.call(func() {
+			c.m.s.logf("demand %v", on)
+			if on {
+				c.m.alloc.Revive(frameworkID, nil)
+			} else {
+				c.m.alloc.Suppress(frameworkID, nil)
+			}
+		})
+	})
+}
+
+func (c conn) Kill(taskID mesos.TaskID, agentID *mesos.AgentID) error {
+	agent := agentID.GetValue()
+	c.m.s.record(func() { c.m.call(func() { c.m.kill(taskID.Value, agent) }) })
+	return nil
+}
+
+func (c conn) Shutdown(executorID mesos.ExecutorID, agentID mesos.AgentID) error {
+	c.m.s.record(func() { c.m.s.logf("shutdown %s on %s (ignored)", executorID.Value, agentID.Value) })
+	return nil
+}
+
+func (c conn) Message(agentID mesos.AgentID, executorID mesos.ExecutorID, _ []byte) error {
+	c.m.s.record(func() { c.m.s.logf("message to %s on %s", executorID.Value, agentID.Value) })
+	return nil
+}
+
+func (c conn) Master() mesos.MasterInfo { return c.m.info }
+
+func (c conn) FrameworkID() string { return frameworkID }
+
+func (c conn) Stop(_ context.Context, teardown bool) error {
+	c.m.s.record(func() {
+		c.m.stopped = true
+		c.m.s.logf("stop (teardown %v)", teardown)
+	})
+	return nil
+}

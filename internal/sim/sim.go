@@ -1,0 +1,312 @@
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/deploy/minimesos/allocator"
+	"github.com/flint-mesos/flint/fine"
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/internal/clock"
+)
+
+// Config is one simulated cluster and workload.
+type Config struct {
+	Agents     int     // agents at start
+	AgentCPUs  float64 // cpus per agent
+	AgentMem   float64 // MiB per agent
+	Jobs       int     // jobs, run one after another
+	Tasks      int     // tasks per job
+	MeanTask   time.Duration
+	AllocEvery time.Duration // the master's allocation interval (Mesos: 1s)
+	MaxVirtual time.Duration // a run not done by then fails
+	Faults     Faults
+	TraceLines int // trace lines kept for a failure's report
+
+	offerSkew float64 // cpus the master adds to what it offers (a deliberate bug, for tests)
+}
+
+// Faults are the probabilities and counts of injected faults.
+type Faults struct {
+	AgentLosses int           // agents lost during the run (each back later under a new id)
+	Duplicate   float64       // probability an update is delivered twice
+	Jitter      time.Duration // an update's delivery delay is drawn in [0, Jitter)
+	Reorder     float64       // probability a stale RUNNING follows a task's terminal update
+	Rescind     float64       // probability an allocation round is followed by an offer rescinded
+}
+
+// DefaultConfig is the CI run's cluster: 20 agents of 8 cpus, 3 jobs of
+// 200 tasks, every fault on.
+func DefaultConfig() Config {
+	return Config{
+		Agents: 20, AgentCPUs: 8, AgentMem: 16384, Jobs: 3, Tasks: 200,
+		MeanTask: 2 * time.Second, AllocEvery: time.Second, MaxVirtual: 2 * time.Hour,
+		Faults:     Faults{AgentLosses: 2, Duplicate: 0.05, Jitter: 50 * time.Millisecond, Reorder: 0.02, Rescind: 0.3},
+		TraceLines: 60,
+	}
+}
+
+// Result is what one run did.
+type Result struct {
+	Seed       int64
+	Virtual    time.Duration // simulated time the run took
+	Steps      int
+	Attempts   int // task attempts launched
+	Finished   int // partitions whose result was accepted
+	Digest     uint64
+	Violation  string   // "" when every invariant held
+	Trace      []string // the last steps, for a violation's report
+	AgentsLost int
+}
+
+// Failed reports whether an invariant broke.
+func (r *Result) Failed() bool { return r.Violation != "" }
+
+// Report is a failed run in words: the seed to replay, the violation and
+// the trace's tail.
+func (r *Result) Report() string {
+	return fmt.Sprintf("sim: seed %d: %s\n  replay: SIM_SEED=%d make simulate\n  last steps:\n    %s",
+		r.Seed, r.Violation, r.Seed, strings.Join(r.Trace, "\n    "))
+}
+
+// errViolation stops a run at its first broken invariant.
+var errViolation = errors.New("invariant violated")
+
+// event is one scheduled input of the simulation.
+type event struct {
+	at  time.Time
+	seq uint64
+	fn  func()
+}
+
+type events []*event
+
+func (q events) Len() int { return len(q) }
+func (q events) Less(i, j int) bool {
+	if !q[i].at.Equal(q[j].at) {
+		return q[i].at.Before(q[j].at)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q events) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *events) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *events) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+// Sim is one run. Only Run's goroutine touches it, except out, where the
+// backend's owner goroutine records its calls during a Flush.
+type Sim struct {
+	cfg   Config
+	seed  int64
+	rng   *rand.Rand
+	clk   *clock.Fake
+	start time.Time
+	q     events
+	seq   uint64
+	steps int
+
+	trace []string // ring
+	tpos  int
+	hash  uint64
+
+	violation string
+
+	outMu sync.Mutex
+	out   []func() // calls the backend made, in order, handled after its Flush
+
+	b *fine.Backend
+	m *master
+	d *driver
+}
+
+// Run simulates one seed.
+func Run(seed int64, cfg Config) (res Result) {
+	s := &Sim{cfg: cfg, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)), clk: clock.NewFake(time.Time{})}
+	s.start = s.clk.Now()
+	res.Seed = seed
+	defer func() {
+		res.Virtual = s.clk.Now().Sub(s.start)
+		res.Steps = s.steps
+		res.Violation = s.violation
+		res.Digest = s.hash
+		res.Trace = s.tail()
+		if s.d != nil {
+			res.Attempts, res.Finished = len(s.d.attempts), s.d.accepted
+		}
+		if s.m != nil {
+			res.AgentsLost = s.m.lost
+		}
+	}()
+	if err := s.run(); err != nil && !errors.Is(err, errViolation) {
+		s.violation = err.Error()
+	}
+	return res
+}
+
+func (s *Sim) run() error {
+	cfg, err := config.Load(config.LoadOptions{Conf: []string{
+		"flint.master=mesos://sim:5050", "flint.mesos.coarse=false", "flint.driver.host=127.0.0.1",
+		"flint.executor.uri=http://sim/flint-executor", "flint.executor.memory=512m",
+		"flint.mesos.executor.memoryOverhead=128m", "flint.mesos.mesosExecutor.cores=0.5",
+		"flint.mesos.fine.offerHoldTime=1s", "flint.mesos.fine.noFitTimeout=10min",
+	}})
+	if err != nil {
+		return fmt.Errorf("sim: config: %w", err)
+	}
+	mst, err := backend.ParseMaster(cfg.String("flint.master"))
+	if err != nil {
+		return fmt.Errorf("sim: master: %w", err)
+	}
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	alloc, err := allocator.New(allocator.Config{}, rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64())))
+	if err != nil {
+		return fmt.Errorf("sim: allocator: %w", err)
+	}
+	s.m = newMaster(s, alloc, cfg)
+	s.d, err = newDriver(s, cfg)
+	if err != nil {
+		return err
+	}
+	s.b, err = fine.NewBackend(backend.Params{Master: mst, Config: cfg, Logger: log},
+		fine.WithDialer(s.m.dial), fine.WithClock(s.clk))
+	if err != nil {
+		return fmt.Errorf("sim: backend: %w", err)
+	}
+	if err := s.b.Start(context.Background(), s.d); err != nil {
+		return fmt.Errorf("sim: start: %w", err)
+	}
+	defer func() { _ = s.b.Stop(context.Background()) }()
+	s.m.start()
+	s.d.start()
+	s.settle()
+	limit := s.start.Add(s.cfg.MaxVirtual)
+	for s.violation == "" {
+		if s.d.done() && s.m.quiet() {
+			break
+		}
+		if len(s.q) == 0 {
+			s.fail("nothing left to happen, yet the run is not done: %s", s.d.state())
+			break
+		}
+		e := heap.Pop(&s.q).(*event)
+		if e.at.After(limit) {
+			s.fail("not done after %s of virtual time: %s", s.cfg.MaxVirtual, s.d.state())
+			break
+		}
+		if d := e.at.Sub(s.clk.Now()); d > 0 {
+			s.clk.Advance(d) // the backend's own timers post into its inbox
+		}
+		s.steps++
+		e.fn()
+		s.settle()
+		s.check()
+	}
+	if s.violation == "" {
+		s.d.finalCheck()
+	}
+	if s.violation != "" {
+		return errViolation
+	}
+	return nil
+}
+
+// at schedules fn after d of virtual time.
+func (s *Sim) at(d time.Duration, fn func()) {
+	s.seq++
+	heap.Push(&s.q, &event{at: s.clk.Now().Add(max(d, 0)), seq: s.seq, fn: fn})
+}
+
+// record queues a call the backend made (on its owner goroutine) for Run's.
+func (s *Sim) record(fn func()) {
+	s.outMu.Lock()
+	s.out = append(s.out, fn)
+	s.outMu.Unlock()
+}
+
+// settle lets the backend handle everything posted, then handles the
+// calls it made, until neither side has anything left.
+func (s *Sim) settle() {
+	for {
+		s.b.Flush()
+		s.outMu.Lock()
+		out := s.out
+		s.out = nil
+		s.outMu.Unlock()
+		if len(out) == 0 {
+			if s.d.schedule() {
+				continue
+			}
+			return
+		}
+		for _, f := range out {
+			f()
+		}
+	}
+}
+
+// logf adds a line to the trace and the run's digest.
+func (s *Sim) logf(format string, args ...any) {
+	line := fmt.Sprintf("%9.3fs ", s.clk.Now().Sub(s.start).Seconds()) + fmt.Sprintf(format, args...)
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(line))
+	s.hash = s.hash*1099511628211 ^ h.Sum64()
+	n := max(s.cfg.TraceLines, 1)
+	if len(s.trace) < n {
+		s.trace = append(s.trace, line)
+		return
+	}
+	s.trace[s.tpos] = line
+	s.tpos = (s.tpos + 1) % n
+}
+
+func (s *Sim) tail() []string {
+	return append(slices.Clone(s.trace[s.tpos:]), s.trace[:s.tpos]...)
+}
+
+// fail records the first violation.
+func (s *Sim) fail(format string, args ...any) {
+	if s.violation != "" {
+		return
+	}
+	s.violation = fmt.Sprintf(format, args...)
+	s.logf("VIOLATION %s", s.violation)
+}
+
+// check asserts the invariants that hold between steps.
+func (s *Sim) check() {
+	s.m.check()
+	s.d.check()
+}
+
+// declineRefuse is the filter a decline installs (as mesosconn does).
+func declineRefuse(cfg *config.Config, why mesosconn.DeclineReason) *time.Duration {
+	var d time.Duration
+	switch why {
+	case mesosconn.DeclineNoDemand:
+		d = cfg.Duration("flint.mesos.rejectOfferDuration")
+	case mesosconn.DeclineUnmetConstraint:
+		d = cfg.Duration("flint.mesos.rejectOfferDurationForUnmetConstraints")
+	case mesosconn.DeclineReachedMaxCores:
+		d = cfg.Duration("flint.mesos.rejectOfferDurationForReachedMaxCores")
+	default:
+		return nil
+	}
+	return &d
+}

@@ -235,7 +235,7 @@ func runDispatcher(ctx context.Context, f dispatcherFlags) error {
 		return err
 	}
 	h, err := dispatcher.Handler(d, dispatcher.ServerConfig{Token: token, Anonymous: f.noAuth,
-		Page: dispatcher.PageConfig{Master: d.MasterAddr, FrameworkID: d.FrameworkID, HistoryURL: f.history}})
+		Page: dispatcher.PageConfig{Master: d.MasterAddr, FrameworkID: d.FrameworkID, HistoryURL: f.history, DriverUIs: d.DriverUIs}})
 	if err != nil {
 		return err
 	}

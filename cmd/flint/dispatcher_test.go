@@ -355,6 +355,14 @@ func testDispatcherRestart(t *testing.T, c *clusterEnv) {
 	running := c.submit(job, "sleep")
 	first := c.waitState(running, dispatcher.Running)
 	queued := c.submit(job, "sleep")
+	// The page links the running driver's UI (its framework's webui_url).
+	if !waitfor.Poll(30*time.Second, func() bool {
+		page, _, _ := c.get("/?token=" + c.client().Token)
+		return strings.Contains(page, `">driver UI</a>`)
+	}) {
+		page, _, _ := c.get("/?token=" + c.client().Token)
+		t.Fatalf("the page links no driver UI:\n%s", page)
+	}
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

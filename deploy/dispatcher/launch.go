@@ -231,6 +231,45 @@ func MasterCapacity(ctx context.Context, master string) ([]AgentCapacity, error)
 	return out, nil
 }
 
+// DriverUIs asks the leading master which of the dispatcher's drivers run a
+// framework with a web UI: a driver's framework is named "NAME (ID)"
+// (DriverArgs), so its UI is that framework's webui_url.
+func (d *Dispatcher) DriverUIs() map[string]string {
+	master := d.MasterAddr()
+	if master == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+master+"/master/state", nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Frameworks []struct {
+			Name     string `json:"name"`
+			WebUIURL string `json:"webui_url"`
+		} `json:"frameworks"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, f := range st.Frameworks {
+		if m := fwNameRE.FindStringSubmatch(f.Name); m != nil && f.WebUIURL != "" {
+			out[m[1]] = f.WebUIURL
+		}
+	}
+	return out
+}
+
+var fwNameRE = regexp.MustCompile(`\((driver-[0-9]{14}-[0-9a-f]{4})\)$`)
+
 // Unfit says why no agent in agents can ever hold a driver of cpus and memMB,
 // or "" when one can (or when no agent is known yet: a cluster still starting
 // is no proof).

@@ -17,6 +17,9 @@ type PageConfig struct {
 	FrameworkID func() string
 	// HistoryURL links finished drivers' event logs (a `flint history`).
 	HistoryURL string
+	// DriverUIs returns each running driver's web UI URL by submission id
+	// (the webui_url its framework registered with), or nil.
+	DriverUIs func() map[string]string
 }
 
 type pageRow struct {
@@ -25,6 +28,7 @@ type pageRow struct {
 	Since    string
 	Logs     string // command printing the driver's stderr
 	Sandbox  string // master UI link
+	UI       string // the driver's web UI
 	Resource string
 }
 
@@ -43,7 +47,7 @@ td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top
 {{range .}}<tr><td>{{.ID}}</td><td>{{.Resource}}{{if .Summary.Example}} --example {{.Summary.Example}}{{end}}{{range .Summary.Args}} {{.}}{{end}}</td>
 <td>{{.State}}{{if .Killing}} (killing){{end}}</td><td>{{.Since}}</td><td>{{.Summary.Cores}} cpus, {{.Summary.MemMB}} MB{{if .Summary.Supervise}}, supervised{{end}}</td>
 <td>{{.Attempts}}</td><td>{{.Host}}</td><td>{{.Message}}</td>
-<td>{{if .Logs}}<code>{{.Logs}}</code>{{if .Sandbox}} · <a href="{{.Sandbox}}">sandbox</a>{{end}}{{end}}</td></tr>
+<td>{{if .UI}}<a href="{{.UI}}">driver UI</a> · {{end}}{{if .Logs}}<code>{{.Logs}}</code>{{if .Sandbox}} · <a href="{{.Sandbox}}">sandbox</a>{{end}}{{end}}</td></tr>
 {{else}}<tr><td colspan="9">none</td></tr>{{end}}</table>{{end}}
 <h2>Queued drivers</h2>{{template "rows" .Queued}}
 <h2>Launched drivers</h2>{{template "rows" .Launched}}
@@ -61,8 +65,12 @@ func servePage(w http.ResponseWriter, recs []Record, cfg PageConfig) {
 	if cfg.Master != nil {
 		master = cfg.Master()
 	}
+	var uis map[string]string
+	if cfg.DriverUIs != nil {
+		uis = cfg.DriverUIs()
+	}
 	for _, r := range recs {
-		row := pageRow{Record: r, Summary: r.Spec.Summary(), Resource: r.Spec.Resource}
+		row := pageRow{Record: r, Summary: r.Spec.Summary(), Resource: r.Spec.Resource, UI: uis[r.ID]}
 		if strings.HasPrefix(row.Resource, "sha256:") {
 			row.Resource = r.Spec.Name + " (" + r.Spec.Resource[:19] + "…)"
 		}

@@ -16,7 +16,10 @@
 //	Kill/Close ──── cancels the task's context ──────────┘    release cores, report
 //
 // Panics in task functions are recovered into TASK_FAILED/PANIC with the
-// stack. A result larger than Config.MaxResultSize fails the task with
+// stack. An error that is a full file system (ENOSPC, or EDQUOT for a
+// quota: a shuffle or cache file, an output part, a fetched file) fails
+// the task with DISK_FULL and one message naming the file once, which the
+// driver's scheduler retries on other executors only. A result larger than Config.MaxResultSize fails the task with
 // RESULT_TOO_LARGE; one larger than Config.MaxDirectResultSize is kept in
 // the runtime and the update carries an IndirectResult the driver fetches
 // with FetchResult and frees with ReleaseResult; smaller results travel

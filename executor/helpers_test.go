@@ -3,6 +3,8 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -107,6 +109,13 @@ func testRegistry(release <-chan struct{}) *task.Registry {
 		return 0, nil
 	}, nil)
 	task.MustRegister(r, "json", func(_ context.Context, s string) (string, error) { return s, nil }, codec.JSON)
+	// diskFull writes to /dev/full, a real ENOSPC, and wraps the error
+	// twice with the path, as a shuffle spill's error names its directory
+	// and then its file.
+	task.MustRegister(r, "diskFull", func(context.Context, int) (int, error) {
+		err := os.WriteFile("/dev/full", []byte("x"), 0o644)
+		return 0, fmt.Errorf("shuffle: spill to /dev/full: %w", fmt.Errorf("shuffleblock: write: %w", err))
+	}, nil)
 	return r
 }
 

@@ -82,7 +82,9 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 	if len(td.Files) > 0 {
 		v, err := r.files.Prepare(ctx, td.Files, td.FilesToken)
 		if err != nil {
-			o.failure = failure(flintpb.FailureKind_EXCEPTION, fmt.Sprintf("task %d: %v", td.TaskId, err))
+			if o.failure = diskFullFailure(err); o.failure == nil {
+				o.failure = failure(flintpb.FailureKind_EXCEPTION, fmt.Sprintf("task %d: %v", td.TaskId, err))
+			}
 			return
 		}
 		ctx = files.NewContext(ctx, v)
@@ -113,7 +115,9 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 	case errors.Is(err, task.ErrNotRetryable):
 		o.failure = failure(flintpb.FailureKind_NOT_RETRYABLE, err.Error())
 	case err != nil:
-		o.failure = failure(flintpb.FailureKind_EXCEPTION, err.Error())
+		if o.failure = diskFullFailure(err); o.failure == nil {
+			o.failure = failure(flintpb.FailureKind_EXCEPTION, err.Error())
+		}
 	default:
 		o.output = out
 		o.metrics.ResultSize = int64(len(out))

@@ -120,6 +120,10 @@ func TestFailures(t *testing.T) {
 		{"codec mismatch", &flintpb.TaskDescription{TaskId: 5, Function: "json", Codec: "gob", Input: []byte(`"x"`)},
 			flintpb.FailureKind_DECODE_ERROR, []string{"task 5", `"gob"`, `"json"`}},
 		{"goexit", td(t, 6, "goexit", 0), flintpb.FailureKind_PANIC, []string{"runtime.Goexit"}},
+		// a full disk names the file once (the error named it twice), for
+		// the scheduler to retry on other executors only
+		{"disk full", td(t, 7, "diskFull", 0), flintpb.FailureKind_DISK_FULL,
+			[]string{"the file system is full: write /dev/full: no space left on device", "flint.local.dir"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,6 +139,9 @@ func TestFailures(t *testing.T) {
 				if !strings.Contains(u.Failure.Message, want) {
 					t.Errorf("message %q lacks %q", u.Failure.Message, want)
 				}
+			}
+			if n := strings.Count(u.Failure.Message, "/dev/full"); tc.kind == flintpb.FailureKind_DISK_FULL && n != 1 {
+				t.Errorf("message %q names /dev/full %d times, want once", u.Failure.Message, n)
 			}
 			if r.FreeCores() != 4 {
 				t.Errorf("free cores = %d after failure", r.FreeCores())

@@ -34,6 +34,9 @@
 // gives, its Kind becomes ExecutorLost) or an executor lost without
 // ExitCausedByApp. Agents sharing a host name must not get the host
 // excluded for a loss that was not its fault (testdata/exclude_lostagent.txt).
+// A DiskFull failure also excludes its executor from the task set at once,
+// exclusion on failure enabled or not, and aborts the set at once when no
+// other known executor can run the task (testdata/diskfull.txt).
 //
 // See README.md for the structure and the locality algorithm.
 package scheduler

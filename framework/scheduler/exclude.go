@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -119,7 +120,7 @@ func newHealthTracker(cfg *ExcludeConfig) *healthTracker {
 }
 
 func (h *healthTracker) excluded(exec, host string) bool {
-	if len(h.execExcl) == 0 && len(h.nodeExcl) == 0 {
+	if h == nil || len(h.execExcl) == 0 && len(h.nodeExcl) == 0 {
 		return false
 	}
 	_, e := h.execExcl[exec]
@@ -205,6 +206,38 @@ func (h *healthTracker) expire(now time.Time) {
 			h.noteExpiry(until)
 		}
 	}
+}
+
+// excludeExecutor excludes exec from the whole task set, with no failure
+// counted (a full disk: none of the set's tasks can succeed there).
+func (t *taskSetExclude) excludeExecutor(setID, exec string) []Event {
+	if t.excludedExecs == nil {
+		t.excludedExecs = map[string]bool{}
+	}
+	if t.excludedExecs[exec] {
+		return nil
+	}
+	t.excludedExecs[exec] = true
+	return []Event{ExecutorExcluded{ExecutorID: exec, TaskSetID: setID}}
+}
+
+// diskFull applies a DiskFull failure of attempt a: its executor is
+// excluded for the task set (exclusion on failure enabled or not), and
+// when no other known executor can run the task the set aborts at once
+// (abort is true) with one reason naming the executor and its host,
+// instead of retrying where the disk is just as full.
+func (s *TaskScheduler) diskFull(m *taskSetManager, a attempt, last *Failure) (ev []Event, abort bool) {
+	if m.excl == nil {
+		m.excl = newTaskSetExclude(&s.cfg.Exclude)
+	}
+	m.excl.lastFailure = last
+	ev = m.excl.excludeExecutor(m.ts.ID, a.exec)
+	if !s.completelyExcluded(m, a.index) {
+		return ev, false
+	}
+	reason := fmt.Sprintf("task %d of stage %d failed on executor %s (host %s), whose disk is full, and no other executor can run it: %s",
+		a.index, m.ts.StageID, a.exec, a.host, last.Message)
+	return append(ev, s.abort(m, reason, last)...), true
 }
 
 // completelyExcluded reports whether index i of m cannot run on any known

@@ -135,8 +135,14 @@ func (s *TaskScheduler) countFailure(m *taskSetManager, a attempt, f Failure, no
 		return nil
 	}
 	var ev []Event
-	if m.excl != nil {
+	if s.cfg.Exclude.Enabled {
 		ev = m.excl.taskFailed(m.ts.ID, a.host, a.exec, i, &last, now)
+	}
+	if f.Kind == DiskFull {
+		dev, abort := s.diskFull(m, a, &last)
+		if ev = append(ev, dev...); abort {
+			return ev
+		}
 	}
 	m.failures[i]++
 	if int(m.failures[i]) >= s.cfg.MaxTaskFailures {

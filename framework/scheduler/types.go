@@ -100,10 +100,16 @@ const (
 	// NotRetryable: the task said no retry can fix its failure (an input
 	// no executor can read); the task set aborts at once.
 	NotRetryable
+	// DiskFull: the executor's file system is full (or over its quota), so
+	// the task cannot succeed there but may elsewhere: the executor is
+	// excluded for the task set at once (whether or not exclusion on
+	// failure is enabled), and the task set aborts at once when no other
+	// known executor can run the task.
+	DiskFull
 )
 
 var failureKindNames = [...]string{"Exception", "Panic", "ResultTooLarge", "DecodeError",
-	"UnknownFunction", "Killed", "ExecutorLost", "ResultLost", "LaunchFailed", "FetchFailed", "NotRetryable"}
+	"UnknownFunction", "Killed", "ExecutorLost", "ResultLost", "LaunchFailed", "FetchFailed", "NotRetryable", "DiskFull"}
 
 func (k FailureKind) String() string {
 	if k >= 0 && int(k) < len(failureKindNames) {

@@ -64,6 +64,7 @@ var kinds = map[flintpb.FailureKind]scheduler.FailureKind{
 	flintpb.FailureKind_RESULT_LOST:      scheduler.ResultLost,
 	flintpb.FailureKind_LAUNCH_FAILED:    scheduler.LaunchFailed,
 	flintpb.FailureKind_NOT_RETRYABLE:    scheduler.NotRetryable,
+	flintpb.FailureKind_DISK_FULL:        scheduler.DiskFull,
 }
 
 // State is the domain state of a wire state; ok is false for a state the

@@ -79,13 +79,24 @@ type broadcastHandle interface {
 // adds the file to the Context (Context.AddFile), so every task of a
 // stage submitted later lists it; executors rebuilding the graph get the
 // frozen handle, never a recomputation. A value that cannot be encoded
-// fails the run's next action.
+// fails the run's next action, and so does one the executors would not
+// get as it is (a func, a chan, an unsafe.Pointer, a non-zero unexported
+// field, a cycle: ErrValueCannotTravel, naming the field, its type and
+// why), before any task runs.
 func NewBroadcast[T any](b *Builder, v T) *Broadcast[T] {
 	bc := &Broadcast[T]{b: b, codec: recordcodec.For[T]()}
 	key := fmt.Sprintf("flint.broadcast.%d", len(b.broadcasts))
 	b.broadcasts = append(b.broadcasts, bc)
 	b.freeze(key, func() any {
 		bc.value = v
+		rules := recordRules
+		if bc.codec.Name() == "gob" {
+			rules = gobRules
+		}
+		if err := checkTravel(fmt.Sprintf("broadcast#%d", len(b.broadcasts)-1), v, rules); err != nil {
+			b.fail(fmt.Errorf("%w: job %q: %w", ErrValueCannotTravel, b.job, err))
+			return broadcastMeta{}
+		}
 		if b.run == nil {
 			return broadcastMeta{}
 		}

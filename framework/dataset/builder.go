@@ -150,9 +150,28 @@ func (b *Builder) DefaultParallelism() int { return b.settings.DefaultParallelis
 // value instead of calling fn. Use it for anything that could differ
 // between processes — the time, random seeds, listings, values read from
 // outside. T must be gob-encodable. Keys must be unique in a job.
+//
+// A result the executors would not get as it is — one holding a func, a
+// chan, an unsafe.Pointer, a non-zero unexported field or a cycle — is
+// refused on the driver: Value returns it unchanged there, and the job's
+// next action fails with one error naming the field, its type and why
+// (ErrValueCannotTravel), before any task runs.
 func Value[T any](b *Builder, key string, fn func() T) T {
-	var v T
-	b.freeze("user:"+key, func() any { return fn() }, &v)
+	var v, refused T
+	bad := false
+	b.freeze("user:"+key, func() any {
+		x := fn()
+		if err := checkTravel(fmt.Sprintf("Value(%q)", key), x, gobRules); err != nil {
+			b.fail(fmt.Errorf("%w: job %q: %w", ErrValueCannotTravel, b.job, err))
+			refused, bad = x, true
+			var zero T
+			return zero // gob would drop parts of x, or never end on its cycle
+		}
+		return x
+	}, &v)
+	if bad {
+		return refused
+	}
 	return v
 }
 

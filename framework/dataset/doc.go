@@ -26,7 +26,10 @@
 // compiler. The arguments travel gob encoded: Run refuses, before anything
 // runs, arguments that would not arrive as they are (a non-nil func, chan
 // or unsafe.Pointer, an unexported field holding a value, a cyclic value;
-// ErrArgumentCannotTravel, Spark's "Task not serializable").
+// ErrArgumentCannotTravel, Spark's "Task not serializable"). The same
+// check refuses a Value's result and a broadcast value that would not
+// arrive as they are, failing the job's next action before any task runs
+// (ErrValueCannotTravel).
 //
 // What keeps that safe:
 //

@@ -210,12 +210,13 @@ func openPartWith(ctx context.Context, cfg *config.Config, p filePart) (io.ReadC
 		if err != nil {
 			return nil, readErr(err)
 		}
-		dr, err := c.NewReader(rc)
+		stored := &countingReader{r: rc}
+		dr, err := c.NewReader(stored)
 		if err != nil {
 			rc.Close()
 			return nil, fmt.Errorf("dataset: read %s: not %s data: %w", p.File.Path, c.Name, err)
 		}
-		return closeBoth{Reader: dr, a: dr, b: rc}, nil
+		return closeBoth{Reader: dr, a: dr, b: rc, stored: stored}, nil
 	}
 	from := max(p.Start-1, 0)
 	rc, err := fs.Open(ctx, p.File, from, p.End-from)
@@ -249,6 +250,20 @@ func readErr(path string, err error) error {
 type closeBoth struct {
 	io.Reader
 	a, b io.Closer
+	// stored counts the compressed bytes the decoder read from storage
+	stored *countingReader
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
 }
 
 func (c closeBoth) Close() error {
@@ -343,11 +358,12 @@ func absInputs(paths []string) []string {
 	return out
 }
 
-// readTextSplit emits the lines of s's parts.
-func readTextSplit(tc *taskContext, s fileSplit, emit func([]string) error) error {
+// readTextSplit emits the lines of s's parts, and tells read the bytes they took in
+// storage (readTextPart).
+func readTextSplit(tc *taskContext, s fileSplit, emit func([]string) error, read func(bytes int64)) error {
 	batch := make([]string, 0, batchSize)
 	for _, p := range s.Parts {
-		err := readTextPart(tc, p, func(line string) error {
+		err := readTextPart(tc, p, read, func(line string) error {
 			batch = append(batch, line)
 			if len(batch) == batchSize {
 				if err := emit(batch); err != nil {
@@ -371,12 +387,24 @@ func readTextSplit(tc *taskContext, s fileSplit, emit func([]string) error) erro
 // '\r' before it is kept): a part not at the file's start skips to the first line starting at or
 // after p.Start (the byte before p.Start tells whether a line starts there), and the last
 // line read may run past p.End. A compressed file's part is all its lines.
-func readTextPart(tc *taskContext, p filePart, line func(string) error) error {
+//
+// It tells read the bytes the part took in storage, Spark's input bytes (what a task read
+// from the file system): the lines' own bytes with their line ends (so a file's parts add
+// up to its size, CRLF line ends and a last line without one included), and for a
+// compressed file the compressed bytes its decoder read.
+func readTextPart(tc *taskContext, p filePart, read func(bytes int64), line func(string) error) error {
 	rc, err := openPart(tc, p)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
+	var lineBytes int64
+	defer func() {
+		if cb, ok := rc.(closeBoth); ok && cb.stored != nil {
+			lineBytes = cb.stored.n
+		}
+		read(lineBytes)
+	}()
 	r := bufio.NewReaderSize(rc, 256<<10)
 	_, compressed := codec.ForPath(p.File.Path)
 	pos, end := max(p.Start-1, 0), p.End
@@ -396,6 +424,7 @@ func readTextPart(tc *taskContext, p filePart, line func(string) error) error {
 	for pos < end {
 		s, err := r.ReadString('\n')
 		pos += int64(len(s))
+		lineBytes += int64(len(s))
 		if len(s) > 0 {
 			s = strings.TrimSuffix(s, "\n")
 			if err := line(s); err != nil {

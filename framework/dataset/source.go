@@ -102,13 +102,9 @@ func TextFile(b *Builder, paths ...string) Dataset[string] {
 		}
 		m := task.MetricsFrom(tc.ctx)
 		return readTextSplit(tc, splits[p], func(lines []string) error {
-			var n int64
-			for _, l := range lines {
-				n += int64(len(l)) + 1 // its line end
-			}
-			m.AddInput(n, int64(len(lines)))
+			m.AddInput(0, int64(len(lines)))
 			return emit(lines)
-		})
+		}, func(n int64) { m.AddInput(n, 0) })
 	}
 	if listErr != "" {
 		b.fail(errors.New(listErr))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/flint-mesos/flint/framework/backend"
@@ -44,7 +45,9 @@ type attempt struct {
 }
 
 func newDriver(s *Sim, _ *config.Config) (*driver, error) {
-	sched, err := scheduler.New(scheduler.DefaultConfig(), rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64())))
+	sc := scheduler.DefaultConfig()
+	sc.Speculation.Enabled = s.cfg.Speculate
+	sched, err := scheduler.New(sc, rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64())))
 	if err != nil {
 		return nil, fmt.Errorf("sim: scheduler: %w", err)
 	}
@@ -52,7 +55,9 @@ func newDriver(s *Sim, _ *config.Config) (*driver, error) {
 }
 
 func (d *driver) start() {
-	d.submit()
+	for range min(max(d.s.cfg.Concurrent, 1), d.s.cfg.Jobs) {
+		d.submit()
+	}
 	d.s.at(time.Second, d.tick)
 }
 
@@ -88,11 +93,17 @@ func (d *driver) schedule() bool {
 		return false
 	}
 	d.dirty = false
-	var offers []scheduler.WorkerOffer
-	for _, id := range sortedKeys(d.execs) {
-		if e := d.execs[id]; e.cores > e.used {
-			offers = append(offers, scheduler.WorkerOffer{ExecutorID: id, Host: e.host, Cores: e.cores - e.used})
+	var free []string // few at a time: sorted for a deterministic order
+	for id, e := range d.execs {
+		if e.cores > e.used {
+			free = append(free, id)
 		}
+	}
+	slices.Sort(free)
+	offers := make([]scheduler.WorkerOffer, 0, len(free))
+	for _, id := range free {
+		e := d.execs[id]
+		offers = append(offers, scheduler.WorkerOffer{ExecutorID: id, Host: e.host, Cores: e.cores - e.used})
 	}
 	batch := backend.Batch{Now: d.now(), Kills: d.kills}
 	d.kills = nil
@@ -230,10 +241,16 @@ func (d *driver) done() bool {
 
 // check asserts that no executor has more cores taken than it has.
 func (d *driver) check() {
-	for _, id := range sortedKeys(d.execs) {
-		if e := d.execs[id]; e.used > e.cores {
-			d.s.fail("driver: executor %s has %d cores taken of the %d the backend reports", id, e.used, e.cores)
+	var bad []string // collected unsorted (cheap), reported in order (deterministic)
+	for id, e := range d.execs {
+		if e.used > e.cores {
+			bad = append(bad, id)
 		}
+	}
+	slices.Sort(bad)
+	for _, id := range bad {
+		e := d.execs[id]
+		d.s.fail("driver: executor %s has %d cores taken of the %d the backend reports", id, e.used, e.cores)
 	}
 }
 

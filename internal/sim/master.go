@@ -65,6 +65,7 @@ type agent struct {
 	usedC, usedM float64
 	execs        map[string]*executor
 	gone         bool
+	slow         float64 // run time factor of its tasks
 }
 
 type executor struct {
@@ -120,10 +121,16 @@ func (m *master) start() {
 func (m *master) addAgent() {
 	id := "S" + strconv.Itoa(m.nextAgent)
 	m.nextAgent++
-	a := &agent{id: id, host: "h-" + id, cpus: m.s.cfg.AgentCPUs, mem: m.s.cfg.AgentMem, execs: map[string]*executor{}}
+	a := &agent{id: id, host: "h-" + id, cpus: m.s.cfg.AgentCPUs, mem: m.s.cfg.AgentMem, execs: map[string]*executor{}, slow: 1}
+	if cs := m.s.cfg.CPUChoices; len(cs) > 0 {
+		a.cpus = cs[m.s.rng.IntN(len(cs))]
+	}
+	if m.s.cfg.SlowAgents > 0 && m.s.rng.Float64() < m.s.cfg.SlowAgents {
+		a.slow = m.s.cfg.SlowFactor
+	}
 	m.agents[id] = a
 	m.alloc.AddAgent(id, a.host, scalars(a.cpus, a.mem), nil)
-	m.s.logf("agent %s up (%g cpus, %g MiB)", id, a.cpus, a.mem)
+	m.s.logf("agent %s up (%g cpus, %g MiB, slow ×%g)", id, a.cpus, a.mem, a.slow)
 }
 
 func scalars(cpus, mem float64) mesos.Resources {
@@ -339,7 +346,7 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 		m.tasks[t.id] = t
 		a.execs[t.exec].tasks++
 		m.deliver(status(t, mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil, nil))
-		run := m.s.cfg.MeanTask/2 + time.Duration(m.s.rng.ExpFloat64()*float64(m.s.cfg.MeanTask/2))
+		run := time.Duration(a.slow * float64(m.s.cfg.MeanTask/2+time.Duration(m.s.rng.ExpFloat64()*float64(m.s.cfg.MeanTask/2))))
 		m.s.at(run, func() { m.finish(t) })
 	}
 }
@@ -473,11 +480,16 @@ func (m *master) quiet() bool { return len(m.tasks) == 0 && m.inflight == 0 }
 
 // check asserts that no agent runs more than it has.
 func (m *master) check() {
-	for _, id := range sortedKeys(m.agents) {
-		a := m.agents[id]
+	var bad []string // collected unsorted (cheap), reported in order (deterministic)
+	for id, a := range m.agents {
 		if !a.gone && (a.usedC > a.cpus+eps || a.usedM > a.mem+eps) {
-			m.s.fail("agent %s runs %.2f cpus %.0f MiB of %.2f cpus %.0f MiB", id, a.usedC, a.usedM, a.cpus, a.mem)
+			bad = append(bad, id)
 		}
+	}
+	slices.Sort(bad)
+	for _, id := range bad {
+		a := m.agents[id]
+		m.s.fail("agent %s runs %.2f cpus %.0f MiB of %.2f cpus %.0f MiB", id, a.usedC, a.usedM, a.cpus, a.mem)
 	}
 }
 

@@ -24,11 +24,16 @@ import (
 
 // Config is one simulated cluster and workload.
 type Config struct {
-	Agents     int     // agents at start
-	AgentCPUs  float64 // cpus per agent
-	AgentMem   float64 // MiB per agent
-	Jobs       int     // jobs, run one after another
-	Tasks      int     // tasks per job
+	Agents     int       // agents at start
+	AgentCPUs  float64   // cpus per agent
+	AgentMem   float64   // MiB per agent
+	Jobs       int       // jobs in all
+	Concurrent int       // jobs running at once (at least 1)
+	Speculate  bool      // the task core speculates slow tasks
+	CPUChoices []float64 // when set, each agent's cpus are drawn from these (AgentCPUs ignored)
+	SlowAgents float64   // fraction of agents whose tasks take SlowFactor times as long
+	SlowFactor float64
+	Tasks      int // tasks per job
 	MeanTask   time.Duration
 	AllocEvery time.Duration // the master's allocation interval (Mesos: 1s)
 	MaxVirtual time.Duration // a run not done by then fails
@@ -58,9 +63,46 @@ func DefaultConfig() Config {
 	}
 }
 
+// Profile is the cluster and workload of a seed: DefaultConfig varied by
+// the seed (agents, their sizes, slow agents, speculation, concurrent
+// jobs, fault rates), so that seeds cover more than the faults' timing.
+func Profile(seed int64) Config {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x9f0f11e))
+	c := DefaultConfig()
+	c.Agents = 3 + r.IntN(28)
+	c.CPUChoices = [][]float64{{8}, {2, 4, 8}, {1.5, 2, 3.5}, {16, 32}}[r.IntN(4)]
+	c.Jobs = 1 + r.IntN(4)
+	c.Concurrent = 1 + r.IntN(3)
+	c.Tasks = 20 + r.IntN(300)
+	c.MeanTask = time.Duration(200+r.IntN(3000)) * time.Millisecond
+	c.Speculate = r.IntN(2) == 0
+	if r.IntN(3) == 0 {
+		c.SlowAgents, c.SlowFactor = 0.2, 2+4*r.Float64()
+	}
+	c.Faults = Faults{
+		AgentLosses: r.IntN(min(c.Agents, 5)),
+		Duplicate:   []float64{0, 0.05, 0.3}[r.IntN(3)],
+		Jitter:      time.Duration(r.IntN(500)) * time.Millisecond,
+		Reorder:     []float64{0, 0.02, 0.2}[r.IntN(3)],
+		Rescind:     []float64{0, 0.3, 0.9}[r.IntN(3)],
+	}
+	return c
+}
+
+// String is the configuration in one line, for a failure's report.
+func (c Config) String() string {
+	cpus := fmt.Sprint(c.AgentCPUs)
+	if len(c.CPUChoices) > 0 {
+		cpus = fmt.Sprint(c.CPUChoices)
+	}
+	return fmt.Sprintf("%d agents × %s cpus (slow %.0f%% ×%.1f), %d jobs × %d tasks of %s (%d at once, speculation %v), faults %+v",
+		c.Agents, cpus, 100*c.SlowAgents, c.SlowFactor, c.Jobs, c.Tasks, c.MeanTask, max(c.Concurrent, 1), c.Speculate, c.Faults)
+}
+
 // Result is what one run did.
 type Result struct {
 	Seed       int64
+	Config     Config
 	Virtual    time.Duration // simulated time the run took
 	Steps      int
 	Attempts   int // task attempts launched
@@ -77,8 +119,8 @@ func (r *Result) Failed() bool { return r.Violation != "" }
 // Report is a failed run in words: the seed to replay, the violation and
 // the trace's tail.
 func (r *Result) Report() string {
-	return fmt.Sprintf("sim: seed %d: %s\n  replay: SIM_SEED=%d make simulate\n  last steps:\n    %s",
-		r.Seed, r.Violation, r.Seed, strings.Join(r.Trace, "\n    "))
+	return fmt.Sprintf("sim: seed %d: %s\n  replay: SIM_SEED=%d make simulate\n  cluster: %s\n  last steps:\n    %s",
+		r.Seed, r.Violation, r.Seed, r.Config, strings.Join(r.Trace, "\n    "))
 }
 
 // errViolation stops a run at its first broken invariant.
@@ -139,7 +181,7 @@ type Sim struct {
 func Run(seed int64, cfg Config) (res Result) {
 	s := &Sim{cfg: cfg, seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)), clk: clock.NewFake(time.Time{})}
 	s.start = s.clk.Now()
-	res.Seed = seed
+	res.Seed, res.Config = seed, cfg
 	defer func() {
 		res.Virtual = s.clk.Now().Sub(s.start)
 		res.Steps = s.steps

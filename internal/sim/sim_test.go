@@ -41,13 +41,12 @@ var regressions = []int64{}
 // Every seed's run keeps every invariant, with faults on; the regression
 // seeds run first. It logs the figures make simulate reports.
 func TestSimulate(t *testing.T) {
-	cfg := DefaultConfig()
 	start := time.Now()
 	var tasks, attempts int
 	var virtual time.Duration
 	all := append(append([]int64{}, regressions...), seeds(t)...)
 	for _, seed := range all {
-		r := Run(seed, cfg)
+		r := Run(seed, Profile(seed))
 		if r.Failed() {
 			t.Errorf("%s", r.Report())
 			continue

@@ -14,9 +14,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/coarse/gateway"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config/jobconf"
+	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/placement"
@@ -243,8 +243,8 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 		}
 	}
 	// Every executor serves its shuffle outputs to the application's
-	// other executors (executor/shuffleenv).
-	shuffleProps, err := shuffleenv.DriverProperties(b.p.Config, secret)
+	// other executors (framework/config/shuffleconf).
+	shuffleProps, err := shuffleconf.DriverProperties(b.p.Config, secret)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}

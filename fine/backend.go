@@ -14,9 +14,9 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config/jobconf"
+	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/launchbackoff"
 	"github.com/flint-mesos/flint/framework/placement"
@@ -215,7 +215,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 		return fmt.Errorf("fine: %w", err)
 	}
 	b.jobProps = jobconf.FromConfig(b.p.Config)
-	if b.shuffleProps, err = shuffleenv.DriverProperties(b.p.Config, b.secret); err != nil {
+	if b.shuffleProps, err = shuffleconf.DriverProperties(b.p.Config, b.secret); err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
 	if err := b.startFiles(addr); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/flint-mesos/flint/executor/shufflefetch"
 	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/recordcodec"
 )
@@ -55,13 +56,9 @@ func SettingsFromConfig(c *config.Config, appID, executorID, host, token string)
 	if err != nil {
 		return Settings{}, err
 	}
-	mem := c.Size("flint.shuffle.memory")
-	if !c.IsSet("flint.shuffle.memory") || mem <= 0 {
-		frac := c.Float64("flint.shuffle.memoryFraction")
-		if frac <= 0 || frac > 1 {
-			return Settings{}, fmt.Errorf("shuffleenv: flint.shuffle.memoryFraction %v is not in (0, 1]", frac)
-		}
-		mem = int64(frac * float64(c.Size("flint.executor.memory")))
+	mem, err := shuffleconf.Memory(c)
+	if err != nil {
+		return Settings{}, err
 	}
 	return Settings{
 		AppID: appID, ExecutorID: executorID, Host: host, Token: token,

@@ -1,34 +1,30 @@
 package shuffleenv
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/flint-mesos/flint/executor/shuffleblock"
-	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 )
 
-// Properties an executor's launch settings carry for its shuffle (the
-// coarse RegisteredExecutor properties, the fine executor's settings).
-// PropToken is a secret: the driver sends it only over the authenticated
-// driver↔executor channel, and nothing logs it.
+// Properties an executor's launch settings carry for its shuffle: the
+// driver's side names them (framework/config/shuffleconf).
 const (
-	PropAppID            = "flint.shuffle.appId"
-	PropToken            = "flint.shuffle.token"
-	PropTLS              = "flint.network.tls.enabled"
-	PropLocalDir         = "flint.local.dir"
-	PropMemory           = "flint.shuffle.memory"
-	PropCompression      = "flint.shuffle.compress.codec"
-	PropMaxBytesInFlight = "flint.reducer.maxSizeInFlight"
-	PropMaxReqsInFlight  = "flint.reducer.maxReqsInFlight"
-	PropMaxRetries       = "flint.shuffle.io.maxRetries"
-	PropRetryWait        = "flint.shuffle.io.retryWait"
-	PropTimeout          = "flint.shuffle.io.connectionTimeout"
+	PropAppID            = shuffleconf.PropAppID
+	PropToken            = shuffleconf.PropToken
+	PropTLS              = shuffleconf.PropTLS
+	PropLocalDir         = shuffleconf.PropLocalDir
+	PropMemory           = shuffleconf.PropMemory
+	PropCompression      = shuffleconf.PropCompression
+	PropMaxBytesInFlight = shuffleconf.PropMaxBytesInFlight
+	PropMaxReqsInFlight  = shuffleconf.PropMaxReqsInFlight
+	PropMaxRetries       = shuffleconf.PropMaxRetries
+	PropRetryWait        = shuffleconf.PropRetryWait
+	PropTimeout          = shuffleconf.PropTimeout
 )
 
 // Properties are s as launch properties (sizes in bytes, durations in
@@ -79,18 +75,7 @@ func SettingsFromProperties(props map[string]string, executorID, host string) (s
 }
 
 // DriverProperties are the shuffle properties a backend sends its
-// executors: the settings of c with the application's shuffle token. The
-// application id is derived from the secret (a hash, not the secret), so
-// every executor of the application agrees on it without more state.
+// executors (shuffleconf.DriverProperties, which the backends call).
 func DriverProperties(c *config.Config, secret string) (map[string]string, error) {
-	if secret == "" {
-		return nil, errors.New("shuffleenv: the application secret is required")
-	}
-	sum := sha256.Sum256([]byte("flint shuffle application v1\x00" + secret))
-	app := "app-" + hex.EncodeToString(sum[:8])
-	s, err := SettingsFromConfig(c, app, "", "", shuffleserver.Token(secret, app))
-	if err != nil {
-		return nil, err
-	}
-	return s.Properties(), nil
+	return shuffleconf.DriverProperties(c, secret)
 }

@@ -1,12 +1,11 @@
 package shuffleserver
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 )
 
 // Address is where a shuffle server is and how to trust it; its String
@@ -72,15 +71,9 @@ func (a Address) BaseURL() string {
 }
 
 // Token is what every executor of the application presents to read
-// shuffle blocks: an HMAC-SHA256 of the application id under the
-// application secret, so the secret itself never needs to reach them and
-// a token is worth nothing to another application.
-func Token(secret, appID string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte("flint shuffle token v1\x00"))
-	m.Write([]byte(appID))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
+// shuffle blocks (shuffleconf.Token: an HMAC-SHA256 of the application id
+// under the application secret).
+func Token(secret, appID string) string { return shuffleconf.Token(secret, appID) }
 
 // PathPrefix starts every block request's path.
 const PathPrefix = "/shuffle/v1/"

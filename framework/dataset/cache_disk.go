@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"unsafe"
 
 	"github.com/klauspost/compress/s2"
@@ -84,40 +82,7 @@ func readSpilled[T any](tc *taskContext, path string, emit func([]T) error) erro
 		return fmt.Errorf("dataset: read a persisted partition: %w", err)
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(s2.NewReader(f), 64<<10)
-	codec := recordcodec.For[T]()
-	batch := make([]T, 0, batchSize)
-	var buf []byte
-	for {
-		n, err := binary.ReadUvarint(r)
-		if err == io.EOF {
-			break
-		}
-		if err == nil {
-			buf = slices.Grow(buf[:0], int(n))[:n]
-			_, err = io.ReadFull(r, buf)
-		}
-		var v T
-		if err == nil {
-			v, err = codec.Decode(buf)
-		}
-		if err != nil {
-			return fmt.Errorf("dataset: read a persisted partition from %s: %w", path, err)
-		}
-		if batch = append(batch, v); len(batch) == batchSize {
-			if err := emit(batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
-			if err := tc.ctx.Err(); err != nil {
-				return err
-			}
-		}
-	}
-	if len(batch) > 0 {
-		return emit(batch)
-	}
-	return nil
+	return decodeRecords(tc, bufio.NewReaderSize(s2.NewReader(f), 64<<10), "the persisted partition "+path, emit)
 }
 
 // estimateSize is about the memory a batch of records takes: the element

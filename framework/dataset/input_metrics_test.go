@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/uistore"
 	"github.com/flint-mesos/flint/internal/stagecheck"
@@ -231,5 +232,59 @@ func TestInputMetricsOfCRLFAndCompressedText(t *testing.T) {
 	}
 	if execTotal != crlfSize+gzSize {
 		t.Errorf("the executors' total input is %d bytes, want %d (both files' sizes)", execTotal, crlfSize+gzSize)
+	}
+}
+
+type wholeInputArgs struct{ Dir string }
+
+var wholeLengthsJob = dataset.Job("test.wholelengths", func(b *dataset.Builder, a wholeInputArgs) error {
+	files := dataset.WholeTextFiles(b, a.Dir, 2)
+	_, err := dataset.Count(files)
+	return err
+})
+
+// WholeTextFiles reports, as TextFile does, the bytes read from storage: a
+// gzip file's compressed size (not its decompressed text) and a plain
+// file's size, one record per file.
+func TestWholeTextFilesInputIsTheStoredBytes(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("the same words again and again\n", 2000)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "a.txt.gz"), gz.String())
+	writeFile(t, filepath.Join(dir, "b.txt"), "one file\r\n")
+	wantBytes := int64(gz.Len()) + int64(len("one file\r\n"))
+
+	rec := &stagecheck.TaskEnds{}
+	cfg := framework.NewConfig()
+	if err := cfg.Set("flint.master", "local[2]"); err != nil {
+		t.Fatal(err)
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log), framework.WithListener(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = wholeLengthsJob.Run(context.Background(), fc, wholeInputArgs{Dir: dir})
+	if serr := fc.Stop(context.Background()); serr != nil {
+		t.Fatal(serr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotBytes, gotRecords int64
+	for _, e := range rec.Ends() {
+		gotBytes += e.InputSize
+		gotRecords += e.InputRecords
+	}
+	if gotBytes != wantBytes || gotRecords != 2 {
+		t.Errorf("WholeTextFiles read %d bytes, %d records; the files hold %d bytes (gzip compressed), 2 files", gotBytes, gotRecords, wantBytes)
 	}
 }

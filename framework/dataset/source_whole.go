@@ -65,7 +65,7 @@ func wholeFiles[V any](b *Builder, op, path string, minParts int, decode bool, c
 			if err != nil {
 				return err
 			}
-			m.AddInput(int64(len(data)), 1)
+			m.AddInput(part.File.Size, 1) // the bytes read from storage (compressed, for a compressed file), as TextFile
 			if err := emit([]KV[string, V]{{Key: part.File.Path, Value: conv(data)}}); err != nil {
 				return err
 			}

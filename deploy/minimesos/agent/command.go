@@ -72,12 +72,13 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 	ex.tasks[ti.TaskID.Value] = &task{info: ti, state: mesos.TASK_STAGING, launched: true}
 	spec := containerizer.Spec{Command: *ti.Command, Sandbox: ex.sandbox, Env: a.envLocked(ex, *ti.Command), User: runAs(*ti.Command, fw.info), Container: ti.Container, Secrets: a.cfg.SecretResolver, Clock: a.cfg.Clock}
 	a.checkpointLocked(ex)
+	fetchCtx := a.fetchContextLocked(ex)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		// As in Mesos, URIs are fetched before the command executor runs: a
 		// failure is the agent's TASK_FAILED, with no TASK_STARTING.
-		if err := a.fetch(ti.Command.URIs, spec.Sandbox); err != nil {
+		if err := a.fetch(fetchCtx, ti.Command.URIs, spec.Sandbox); err != nil {
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED,

@@ -89,7 +89,7 @@ func (a *Agent) startGroupTaskLocked(ex *execRun, gt *groupTask) {
 		defer a.wg.Done()
 		err := os.MkdirAll(gt.sandbox, 0o755)
 		if err == nil {
-			err = a.fetch(cmd.URIs, gt.sandbox)
+			err = a.fetch(a.ctx, cmd.URIs, gt.sandbox)
 		}
 		a.mu.Lock()
 		if err != nil {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -61,6 +62,10 @@ type execRun struct {
 	killTimer   *time.Timer
 	recovered   bool
 	pidRecorded bool // non-checkpointing run: pid checkpointed once
+	// stopFetch cancels the run's fetch: a container destroyed while it
+	// fetches stops fetching, as Mesos' containerizer kills its fetcher,
+	// rather than waiting on a file server that may never answer.
+	stopFetch context.CancelFunc
 }
 
 func (ex *execRun) stopTimers() {
@@ -256,11 +261,12 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 	spec := containerizer.Spec{Command: *cmd, Sandbox: ex.sandbox, Env: a.envLocked(ex, *cmd), User: runAs(*cmd, ex.fw.info), Container: ex.info.Container, Secrets: a.cfg.SecretResolver, Clock: a.cfg.Clock}
 	uris := cmd.URIs
 	ex.regTimer = time.AfterFunc(a.cfg.RegistrationTimeout, func() { a.registrationTimeout(ex) })
+	fetchCtx := a.fetchContextLocked(ex)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		var proc *containerizer.Process
-		err := a.fetch(uris, spec.Sandbox)
+		err := a.fetch(fetchCtx, uris, spec.Sandbox)
 		if err == nil {
 			proc, err = containerizer.Launch(spec)
 		}
@@ -306,7 +312,7 @@ func (a *Agent) launchFailure(prefix string, err error) string {
 // output goes to the sandbox's stderr, it writes each URI it fetches there
 // first — query and all: a credential in a fetch URL is readable by anyone
 // who can read the sandbox, on Apache Mesos as here.
-func (a *Agent) fetch(uris []mesos.CommandInfo_URI, sandbox string) error {
+func (a *Agent) fetch(ctx context.Context, uris []mesos.CommandInfo_URI, sandbox string) error {
 	if len(uris) == 0 {
 		return nil
 	}
@@ -319,7 +325,15 @@ func (a *Agent) fetch(uris []mesos.CommandInfo_URI, sandbox string) error {
 		}
 		f.Close()
 	}
-	return a.cfg.Fetch(a.ctx, uris, sandbox)
+	return a.cfg.Fetch(ctx, uris, sandbox)
+}
+
+// fetchContextLocked is the context ex's fetch runs under: the agent's,
+// cancelled too when ex is shut down (stopFetch).
+func (a *Agent) fetchContextLocked(ex *execRun) context.Context {
+	ctx, cancel := context.WithCancel(a.ctx)
+	ex.stopFetch = cancel
+	return ctx
 }
 
 // onExitLocked calls exited, with a.mu held, once ex's process has ended
@@ -534,6 +548,9 @@ func (a *Agent) shutdownExecutorLocked(ex *execRun) {
 	}
 	subscribed := ex.sub != nil || ex.state == exRunning
 	ex.state = exTerminating
+	if ex.stopFetch != nil {
+		ex.stopFetch() // a launch still fetching ends now (its process, if any, is killed below)
+	}
 	if ex.command != nil {
 		a.killCommandLocked(ex, nil)
 		return

@@ -168,7 +168,7 @@ var checkpointNoDirJob = dataset.JobResult("sparkcases.checkpointNoDir", func(b 
 func TestCheckpointWithoutDirFails(t *testing.T) {
 	threemode.Run(t, func(t *testing.T, fc *framework.Context) {
 		if fc.Config().IsSet("flint.checkpoint.dir") {
-			t.Skip("the harness sets flint.checkpoint.dir")
+			t.Fatal("the harness sets flint.checkpoint.dir: this case needs a Context without one")
 		}
 		_, err := checkpointNoDirJob.Run(t.Context(), fc, struct{}{})
 		if !errors.Is(err, dataset.ErrNoCheckpointDir) {

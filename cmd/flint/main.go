@@ -31,7 +31,7 @@ func run(ctx context.Context, args []string) int {
 		SilenceErrors: true,
 		Version:       flint.VersionString(),
 	}
-	root.AddCommand(submitCommand(), versionCommand(), mesosCommand(), historyCommand(), dispatcherCommand(), statusCommand(), killCommand())
+	root.AddCommand(submitCommand(), versionCommand(), mesosCommand(), historyCommand(), shuffleServiceCommand(), dispatcherCommand(), statusCommand(), killCommand())
 	root.AddCommand(devCommands()...)
 	usageErrors(root)
 	root.SetArgs(args)

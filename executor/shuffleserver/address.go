@@ -17,6 +17,10 @@ type Address struct {
 	// Namespace names one of the server's stores other than its main one
 	// (a dataset run's); "" is the main store.
 	Namespace string
+	// Executor names the executor whose store a shared server (an
+	// agent's shuffle service, package shuffleservice) reads; "" for an
+	// executor's own server.
+	Executor string
 }
 
 // String is https://host:port/?pin=...&dir=... (http:// without TLS), or
@@ -39,6 +43,9 @@ func (a Address) String() string {
 	if a.Namespace != "" {
 		q.Set("ns", a.Namespace)
 	}
+	if a.Executor != "" {
+		q.Set("exec", a.Executor)
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -52,9 +59,13 @@ func ParseAddress(s string) (Address, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return Address{}, fmt.Errorf("shuffleserver: %q is not a shuffle server address", s)
 	}
-	a := Address{HostPort: u.Host, Pin: u.Query().Get("pin"), Dir: u.Query().Get("dir"), Namespace: u.Query().Get("ns")}
+	q := u.Query()
+	a := Address{HostPort: u.Host, Pin: q.Get("pin"), Dir: q.Get("dir"), Namespace: q.Get("ns"), Executor: q.Get("exec")}
 	if a.Namespace != "" && !validNamespace(a.Namespace) {
 		return Address{}, fmt.Errorf("shuffleserver: %q: bad namespace %q", s, a.Namespace)
+	}
+	if a.Executor != "" && !validNamespace(a.Executor) {
+		return Address{}, fmt.Errorf("shuffleserver: %q: bad executor id %q", s, a.Executor)
 	}
 	if (u.Scheme == "https") != (a.Pin != "") {
 		return Address{}, fmt.Errorf("shuffleserver: %q: https needs a pin, http has none", s)
@@ -86,11 +97,33 @@ func BlockPath(appID string, shuffleID, mapIndex, reduce int) string {
 // NamespacePath is the request path of one block of namespace ns's store;
 // ns "" is BlockPath.
 func NamespacePath(appID, ns string, shuffleID, mapIndex, reduce int) string {
-	if ns == "" {
-		return BlockPath(appID, shuffleID, mapIndex, reduce)
-	}
-	return BlockPath(appID, shuffleID, mapIndex, reduce) + "?ns=" + url.QueryEscape(ns)
+	return Address{Namespace: ns}.RequestPath(appID, shuffleID, mapIndex, reduce)
 }
+
+// RequestPath is the path and query that ask the server at a for one
+// block: BlockPath with the namespace and executor a names.
+func (a Address) RequestPath(appID string, shuffleID, mapIndex, reduce int) string {
+	q := url.Values{}
+	if a.Namespace != "" {
+		q.Set("ns", a.Namespace)
+	}
+	if a.Executor != "" {
+		q.Set("exec", a.Executor)
+	}
+	p := BlockPath(appID, shuffleID, mapIndex, reduce)
+	if len(q) == 0 {
+		return p
+	}
+	return p + "?" + q.Encode()
+}
+
+// ParseBlockRequest reads a block request's path: the application and
+// (shuffle, map, reduce).
+func ParseBlockRequest(path string) (app string, ids [3]int, err error) { return parseBlockPath(path) }
+
+// ValidID says whether an executor id or namespace may appear in a request
+// (letters, digits, '.', '_' and '-', at most 128, not "." or "..").
+func ValidID(s string) bool { return validNamespace(s) }
 
 // validNamespace: letters, digits, '.', '_' and '-', at most 128.
 func validNamespace(ns string) bool {

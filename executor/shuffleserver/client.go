@@ -85,7 +85,7 @@ func (c *Client) Fetch(ctx context.Context, a Address, shuffleID, mapIndex, redu
 	defer cancel(nil)
 	watchdog := time.AfterFunc(c.timeout, func() { cancel(ErrTimeout) })
 	defer watchdog.Stop()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.BaseURL()+NamespacePath(c.appID, a.Namespace, shuffleID, mapIndex, reduce), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.BaseURL()+a.RequestPath(c.appID, shuffleID, mapIndex, reduce), nil)
 	if err != nil {
 		return dst, fmt.Errorf("shuffleserver: %w", err)
 	}

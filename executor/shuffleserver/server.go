@@ -63,8 +63,23 @@ func handler(lookup func(ns string) *shuffle.Store, appID, token string, log log
 	})
 }
 
+// ServeBlockAt answers a block request from the store whose directory is
+// root, without opening (or creating) a Store: how an agent's shuffle
+// service serves executors' files.
+func ServeBlockAt(w http.ResponseWriter, root string, ids [3]int, log logrus.FieldLogger) {
+	index, data := shuffle.OutputPaths(root, ids[0], ids[1])
+	b, err := shuffle.OpenBlockAt(index, data, ids[2])
+	sendBlock(w, b, err, ids, log)
+}
+
 func serveBlock(w http.ResponseWriter, store *shuffle.Store, ids [3]int, log logrus.FieldLogger) {
 	b, err := store.OpenBlock(ids[0], ids[1], ids[2])
+	sendBlock(w, b, err, ids, log)
+}
+
+// sendBlock answers with an opened block's bytes (sendfile over
+// plaintext), 404 when the output is not there, 500 otherwise.
+func sendBlock(w http.ResponseWriter, b *shuffle.Block, err error, ids [3]int, log logrus.FieldLogger) {
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, shuffle.ErrNoOutput) {

@@ -209,8 +209,8 @@ func TestMalformedRequests(t *testing.T) {
 	}{
 		{"GET", "/shuffle/v1/app-1/1/0", http.StatusBadRequest},
 		{"GET", "/shuffle/v1/app-1/1/0/x", http.StatusBadRequest},
-		{"GET", "/shuffle/v1/app-1/1/0/0", http.StatusBadRequest},           // no executor
-		{"GET", "/shuffle/v1/app-1/1/0/0?exec=..", http.StatusBadRequest},   // not an id
+		{"GET", "/shuffle/v1/app-1/1/0/0", http.StatusBadRequest},            // no executor
+		{"GET", "/shuffle/v1/app-1/1/0/0?exec=..", http.StatusBadRequest},    // not an id
 		{"GET", "/shuffle/v1/app-1/1/0/0?exec=a%2Fb", http.StatusBadRequest}, // a path
 		{"POST", "/shuffle/v1/app-1/1/0/0?exec=exec-1", http.StatusMethodNotAllowed},
 		{"GET", "/shuffle/v1/app-1/1/0/7?exec=exec-1", http.StatusInternalServerError}, // no such reduce partition

@@ -10,5 +10,6 @@ func dagConfig(cfg *Config) dagscheduler.Config {
 		MaxConsecutiveStageAttempts: cfg.Int("flint.stage.maxConsecutiveAttempts"),
 		DisableReduceLocality:       !cfg.Bool("flint.shuffle.reduceLocality.enabled"),
 		UnregisterOutputOnHost:      cfg.Bool("flint.files.fetchFailure.unRegisterOutputOnHost"),
+		ShuffleService:              cfg.Bool("flint.shuffle.service.enabled"),
 	}
 }

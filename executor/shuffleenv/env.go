@@ -19,6 +19,7 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/executor/shufflefetch"
 	"github.com/flint-mesos/flint/executor/shuffleserver"
+	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/mapoutput"
@@ -46,6 +47,12 @@ type Settings struct {
 	MaxRetries       int
 	RetryWait        time.Duration
 	Timeout          time.Duration // flint.shuffle.io.connectionTimeout
+	// ServiceDir is the agent's external shuffle service's directory
+	// (flint.shuffle.service.dir, when flint.shuffle.service.enabled):
+	// the store lives there, the service serves it, and it outlives the
+	// executor. Empty: the executor's own server serves a store it
+	// deletes when it ends.
+	ServiceDir string
 }
 
 // SettingsFromConfig reads the flint.shuffle.*, flint.reducer.*,
@@ -70,15 +77,36 @@ func SettingsFromConfig(c *config.Config, appID, executorID, host, token string)
 	}, nil
 }
 
+// serviceStore registers the application with the agent's shuffle
+// service and opens the executor's store in the service's directory.
+func serviceStore(set Settings) (*shuffle.Store, mapoutput.Location, error) {
+	addr, err := shuffleservice.ReadInfo(set.ServiceDir)
+	if err != nil {
+		return nil, mapoutput.Location{}, fmt.Errorf("shuffleenv: flint.shuffle.service.enabled: %w", err)
+	}
+	if err := shuffleservice.Register(set.ServiceDir, set.AppID, set.Token); err != nil {
+		return nil, mapoutput.Location{}, fmt.Errorf("shuffleenv: flint.shuffle.service.enabled: %w", err)
+	}
+	store, err := shuffle.OpenStore(shuffleservice.StoreRoot(set.ServiceDir, set.AppID, set.ExecutorID))
+	if err != nil {
+		return nil, mapoutput.Location{}, err
+	}
+	addr.Dir, addr.Executor = store.Root(), set.ExecutorID
+	return store, mapoutput.Location{ExecutorID: set.ExecutorID, Host: set.Host, Address: addr.String()}, nil
+}
+
 // Env is an executor's shuffle. Safe for concurrent use by its tasks.
 type Env struct {
 	set    Settings
 	store  *shuffle.Store
 	mem    *shuffle.Memory
-	server *shuffleserver.Server // nil: not serving (local mode)
-	client *shuffleserver.Client
-	loc    mapoutput.Location
-	log    logrus.FieldLogger
+	server *shuffleserver.Server // nil: not serving (local mode) or the service serves
+	// service says the agent's shuffle service serves the store, which
+	// outlives the executor.
+	service bool
+	client  *shuffleserver.Client
+	loc     mapoutput.Location
+	log     logrus.FieldLogger
 
 	nsMu       sync.Mutex
 	namespaces map[string]*Namespace
@@ -94,6 +122,9 @@ func Start(set Settings, serve bool, log logrus.FieldLogger) (*Env, error) {
 	}
 	if log == nil {
 		log = logrus.StandardLogger()
+	}
+	if set.ServiceDir != "" {
+		return startWithService(set, serve, log)
 	}
 	base := set.LocalDir
 	if base == "" {
@@ -126,6 +157,25 @@ func Start(set Settings, serve bool, log logrus.FieldLogger) (*Env, error) {
 		e.client = shuffleserver.NewClient(set.AppID, set.Token, cmpOr(set.Timeout, 120*time.Second))
 	}
 	return e, nil
+}
+
+// startWithService is Start for an executor whose outputs the agent's
+// shuffle service serves: its store is in the service's directory and
+// its map statuses name the service; it still fetches with its own
+// client. serve must be set (local mode has no agent).
+func startWithService(set Settings, serve bool, log logrus.FieldLogger) (*Env, error) {
+	if !serve {
+		return nil, errors.New("shuffleenv: the external shuffle service serves executors' outputs; local mode has none")
+	}
+	if set.Token == "" {
+		return nil, errors.New("shuffleenv: serving needs the application's shuffle token")
+	}
+	store, loc, err := serviceStore(set)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{set: set, store: store, mem: shuffle.NewMemory(set.Memory), log: log, loc: loc, service: true,
+		client: shuffleserver.NewClient(set.AppID, set.Token, cmpOr(set.Timeout, 120*time.Second))}, nil
 }
 
 func cmpOr[T comparable](a, b T) T {
@@ -258,7 +308,11 @@ func (e *Env) ReleaseShuffle(ns string, shuffleID int, all bool) error {
 
 // HoldsOutputs reports whether any committed map output is on this
 // executor: a fine-grained executor must not exit on idle while it does.
+// Outputs the agent's shuffle service serves are the service's to hold.
 func (e *Env) HoldsOutputs() bool {
+	if e.service {
+		return false
+	}
 	dirs, _ := filepath.Glob(filepath.Join(e.store.Root(), "shuffle_*", "*.index"))
 	inNS, _ := filepath.Glob(filepath.Join(e.store.Root(), "ns", "*", "shuffle_*", "*.index"))
 	for _, d := range append(dirs, inNS...) {
@@ -269,14 +323,20 @@ func (e *Env) HoldsOutputs() bool {
 	return false
 }
 
-// Close stops serving and deletes the executor's shuffle directory.
+// Close stops serving and deletes the executor's shuffle directory —
+// unless the agent's shuffle service serves it: then the outputs stay for
+// reducers (the driver releases them through the service).
 func (e *Env) Close() error {
 	var errs []error
 	if e.server != nil {
 		errs = append(errs, e.server.Close())
+	}
+	if e.client != nil {
 		e.client.Close()
 	}
-	errs = append(errs, e.store.Close())
+	if !e.service {
+		errs = append(errs, e.store.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -295,8 +355,9 @@ func FromContext(ctx context.Context) (*Env, bool) {
 	return e, ok && e != nil
 }
 
-// Serving reports whether the executor serves its outputs (not local mode).
-func (e *Env) Serving() bool { return e.server != nil }
+// Serving reports whether the executor's outputs are served (not local
+// mode): by its own server or by the agent's shuffle service.
+func (e *Env) Serving() bool { return e.server != nil || e.service }
 
 // Namespace is a store of its own inside the executor's shuffle
 // directory, served by the executor's server under namespace ns: the
@@ -305,6 +366,35 @@ func (e *Env) Serving() bool { return e.server != nil }
 type Namespace struct {
 	Store *shuffle.Store
 	loc   mapoutput.Location
+}
+
+// openNamespace opens namespace ns's store and starts serving it: by the
+// executor's server, or by the agent's service from the service's layout.
+func (e *Env) openNamespace(ns string) (*shuffle.Store, shuffleserver.Address, error) {
+	if e.service {
+		if !shuffleserver.ValidID(ns) {
+			return nil, shuffleserver.Address{}, fmt.Errorf("shuffleenv: bad namespace %q", ns)
+		}
+		store, err := shuffle.OpenStore(shuffleservice.NamespaceRoot(e.set.ServiceDir, e.set.AppID, e.set.ExecutorID, ns))
+		if err != nil {
+			return nil, shuffleserver.Address{}, err
+		}
+		addr, err := shuffleserver.ParseAddress(e.loc.Address)
+		if err != nil {
+			return nil, shuffleserver.Address{}, err
+		}
+		addr.Dir, addr.Namespace = store.Root(), ns
+		return store, addr, nil
+	}
+	store, err := shuffle.OpenStore(filepath.Join(e.store.Root(), "ns", unsafeChars.ReplaceAllString(ns, "_")))
+	if err != nil {
+		return nil, shuffleserver.Address{}, err
+	}
+	addr, err := e.server.Serve(ns, store)
+	if err != nil {
+		return nil, shuffleserver.Address{}, err
+	}
+	return store, addr, nil
 }
 
 // Location is where the namespace's map outputs are read from.
@@ -317,14 +407,10 @@ func (e *Env) Namespace(ns string) (*Namespace, error) {
 	if n := e.namespaces[ns]; n != nil {
 		return n, nil
 	}
-	if e.server == nil {
+	if e.server == nil && !e.service {
 		return nil, errors.New("shuffleenv: namespaces need a serving executor")
 	}
-	store, err := shuffle.OpenStore(filepath.Join(e.store.Root(), "ns", unsafeChars.ReplaceAllString(ns, "_")))
-	if err != nil {
-		return nil, err
-	}
-	addr, err := e.server.Serve(ns, store)
+	store, addr, err := e.openNamespace(ns)
 	if err != nil {
 		return nil, err
 	}

@@ -248,7 +248,7 @@ func TestContextCarriesTheEnv(t *testing.T) {
 
 func TestPropertiesRoundTrip(t *testing.T) {
 	in := shuffleenv.Settings{AppID: "a", Token: "t", TLS: true, LocalDir: "/d", Memory: 123, Compression: shuffleblock.Zstd,
-		MaxBytesInFlight: 456, MaxReqsInFlight: 7, MaxRetries: 2, RetryWait: 3 * time.Second, Timeout: time.Minute}
+		MaxBytesInFlight: 456, MaxReqsInFlight: 7, MaxRetries: 2, RetryWait: 3 * time.Second, Timeout: time.Minute, ServiceDir: "/srv/shuffle"}
 	out, ok, err := shuffleenv.SettingsFromProperties(in.Properties(), "exec-9", "host-9")
 	in.ExecutorID, in.Host = "exec-9", "host-9"
 	if err != nil || !ok || out != in {

@@ -25,17 +25,22 @@ const (
 	PropMaxRetries       = shuffleconf.PropMaxRetries
 	PropRetryWait        = shuffleconf.PropRetryWait
 	PropTimeout          = shuffleconf.PropTimeout
+	PropServiceDir       = shuffleconf.PropServiceDir
 )
 
 // Properties are s as launch properties (sizes in bytes, durations in
 // Go's notation); the executor's identity and host are its own.
 func (s Settings) Properties() map[string]string {
-	return map[string]string{
+	p := map[string]string{
 		PropAppID: s.AppID, PropToken: s.Token, PropTLS: strconv.FormatBool(s.TLS), PropLocalDir: s.LocalDir,
 		PropMemory: strconv.FormatInt(s.Memory, 10), PropCompression: s.Compression.String(),
 		PropMaxBytesInFlight: strconv.FormatInt(s.MaxBytesInFlight, 10), PropMaxReqsInFlight: strconv.Itoa(s.MaxReqsInFlight),
 		PropMaxRetries: strconv.Itoa(s.MaxRetries), PropRetryWait: s.RetryWait.String(), PropTimeout: s.Timeout.String(),
 	}
+	if s.ServiceDir != "" {
+		p[PropServiceDir] = s.ServiceDir
+	}
+	return p
 }
 
 // SettingsFromProperties reads Properties back for executor executorID on
@@ -45,7 +50,8 @@ func SettingsFromProperties(props map[string]string, executorID, host string) (s
 	if props[PropAppID] == "" {
 		return Settings{}, false, nil
 	}
-	s = Settings{AppID: props[PropAppID], Token: props[PropToken], ExecutorID: executorID, Host: host, LocalDir: props[PropLocalDir]}
+	s = Settings{AppID: props[PropAppID], Token: props[PropToken], ExecutorID: executorID, Host: host, LocalDir: props[PropLocalDir],
+		ServiceDir: props[PropServiceDir]}
 	var errs []error
 	get := func(key string, parse func(string) error) {
 		if v, present := props[key]; present && v != "" {

@@ -214,6 +214,10 @@ var table = []Key{
 		Doc: "Reduce tasks prefer the hosts that hold at least 20 % of their input's bytes (for shuffles of fewer than 1,000 map and 1,000 reduce partitions, as in Spark)."},
 	{Name: "flint.files.fetchFailure.unRegisterOutputOnHost", Kind: KindBool, Default: "false", Group: GroupShuffle,
 		Doc: "A fetch failure drops every map output of the failed executor's host, not only the executor's (for hosts whose executors share their shuffle files' fate)."},
+	{Name: "flint.shuffle.service.enabled", Kind: KindBool, Default: "false", Group: GroupShuffle,
+		Doc: "Executors keep their shuffle files where the agent's external shuffle service (`flint shuffle-service`, run by operators on every agent) serves them, so an executor that ends — released by dynamic allocation, killed, crashed — leaves its map outputs readable and nothing is recomputed; only the loss of the agent loses them (Spark's `spark.shuffle.service.enabled` with `MesosExternalShuffleService`). An executor on an agent without a running service fails to start, naming the missing service."},
+	{Name: "flint.shuffle.service.dir", Kind: KindString, Default: "/var/lib/flint/shuffle-service", Group: GroupShuffle,
+		Doc: "The agent-local directory of the external shuffle service (its `--dir`): where executors find it (the service's address is in a file there) and keep their shuffle files while `flint.shuffle.service.enabled` is set. The same path on every agent (Spark finds its service by `spark.shuffle.service.port` instead)."},
 	// Mesos.
 	{Name: "flint.mesos.coarse", Kind: KindBool, Default: "true", Group: GroupMesos,
 		Doc: "Coarse-grained mode: long-running executors per agent that run many tasks. false: fine-grained mode, one Mesos task per Flint task: a finished task's cpus are offered again only at the master's next batch allocation (Apache Mesos: every 1 s, `--allocation_interval`), so fine mode runs at most (free task slots) / (allocation interval) tasks per second — a shorter interval raises that at the cost of more allocator work on the master; coarse mode is not bound by it." + mesosUsed},

@@ -28,7 +28,13 @@ type Config struct {
 	// failed host, not only the failed executor's
 	// (Spark's spark.files.fetchFailure.unRegisterOutputOnHost, default off).
 	UnregisterOutputOnHost bool
-	Tracker                mapoutput.Config
+	// ShuffleService: an agent's external shuffle service serves map
+	// outputs (flint.shuffle.service.enabled), so an executor's loss
+	// leaves them registered; only its host's loss, or a fetch failure,
+	// unregisters them (Spark's handleExecutorLost with
+	// spark.shuffle.service.enabled).
+	ShuffleService bool
+	Tracker        mapoutput.Config
 }
 
 // Defaults.

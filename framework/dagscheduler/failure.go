@@ -10,15 +10,29 @@ import (
 // shuffle service its map outputs are gone: they are unregistered at once
 // (all outputs on its host too when hostLost), so running map stages
 // recompute them when their attempt ends and readers do not have to
-// discover the loss through fetch failures. Its running attempts are the
+// discover the loss through fetch failures. With one (Config.ShuffleService)
+// the agent's service still serves them: only its cached partitions are
+// forgotten, unless its host is lost too. Its running attempts are the
 // task core's to retry.
 func (s *Scheduler) ExecutorLost(executorID, host string, hostLost bool, now time.Time) []Event {
 	reason := fmt.Sprintf("executor %s lost", executorID)
 	if hostLost {
 		reason = fmt.Sprintf("host %s lost with executor %s", host, executorID)
 	}
+	if s.cfg.ShuffleService && !hostLost {
+		s.forgetExecutor(executorID, s.tracker.Epoch())
+		return s.flush()
+	}
 	s.removeExecutorOutputs(executorID, host, hostLost, s.tracker.Epoch(), reason)
 	return s.flush()
+}
+
+// forgetExecutor drops an executor's cached partitions, once per epoch.
+func (s *Scheduler) forgetExecutor(exec string, epoch int64) {
+	if fe, ok := s.execFailureEpoch[exec]; !ok || fe < epoch {
+		s.execFailureEpoch[exec] = epoch
+		s.dropCacheOn(exec)
+	}
 }
 
 // removeExecutorOutputs is Spark's removeExecutorAndUnregisterOutputs:
@@ -26,10 +40,7 @@ func (s *Scheduler) ExecutorLost(executorID, host string, hostLost bool, now tim
 // its map outputs (or its host's), then advance the epoch so later tasks
 // are told to refresh their view.
 func (s *Scheduler) removeExecutorOutputs(exec, host string, byHost bool, epoch int64, reason string) {
-	if fe, ok := s.execFailureEpoch[exec]; !ok || fe < epoch {
-		s.execFailureEpoch[exec] = epoch
-		s.dropCacheOn(exec)
-	}
+	s.forgetExecutor(exec, epoch)
 	if fl, ok := s.fileLostEpoch[exec]; ok && fl >= epoch {
 		return
 	}

@@ -139,6 +139,8 @@ func (r *goldenRunner) configure(a map[string][]string) {
 			r.cfg.DisableReduceLocality = v == "off"
 		case "onHost":
 			r.cfg.UnregisterOutputOnHost = v == "on"
+		case "shuffleService":
+			r.cfg.ShuffleService = v == "on"
 		case "t":
 		default:
 			r.fatalf("unknown config key %q", k)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,9 @@ const (
 	PropMaxRetries       = "flint.shuffle.io.maxRetries"
 	PropRetryWait        = "flint.shuffle.io.retryWait"
 	PropTimeout          = "flint.shuffle.io.connectionTimeout"
+	// PropServiceDir is the agent's shuffle service directory when
+	// flint.shuffle.service.enabled is set; absent otherwise.
+	PropServiceDir = "flint.shuffle.service.dir"
 )
 
 // AppID is the application's shuffle id: a hash of the secret (not the
@@ -86,7 +90,7 @@ func DriverProperties(c *config.Config, secret string) (map[string]string, error
 		return nil, fmt.Errorf("shuffleblock: unknown compression codec %q (want s2, zstd or none)", comp)
 	}
 	app := AppID(secret)
-	return map[string]string{
+	props := map[string]string{
 		PropAppID: app, PropToken: Token(secret, app), PropTLS: strconv.FormatBool(c.Bool("flint.network.tls.enabled")),
 		PropLocalDir: c.String("flint.local.dir"), PropMemory: strconv.FormatInt(mem, 10), PropCompression: comp,
 		PropMaxBytesInFlight: strconv.FormatInt(c.Size("flint.reducer.maxSizeInFlight"), 10),
@@ -94,5 +98,13 @@ func DriverProperties(c *config.Config, secret string) (map[string]string, error
 		PropMaxRetries:       strconv.Itoa(c.Int("flint.shuffle.io.maxRetries")),
 		PropRetryWait:        c.Duration("flint.shuffle.io.retryWait").String(),
 		PropTimeout:          c.Duration("flint.shuffle.io.connectionTimeout").String(),
-	}, nil
+	}
+	if c.Bool("flint.shuffle.service.enabled") {
+		dir := c.String("flint.shuffle.service.dir")
+		if dir == "" || !filepath.IsAbs(dir) {
+			return nil, fmt.Errorf("shuffleenv: flint.shuffle.service.dir %q must be an absolute path (the same on every agent)", dir)
+		}
+		props[PropServiceDir] = dir
+	}
+	return props, nil
 }

@@ -59,3 +59,29 @@ func TestAppIDAndToken(t *testing.T) {
 		t.Fatal("Token is not a function of its inputs")
 	}
 }
+
+// The shuffle service's directory travels only while the service is
+// enabled, and must be absolute (the same path on every agent).
+func TestDriverPropertiesShuffleService(t *testing.T) {
+	props := func(kv ...string) (map[string]string, error) {
+		c := config.New()
+		for i := 0; i < len(kv); i += 2 {
+			if err := c.Set(kv[i], kv[i+1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return DriverProperties(c, "s")
+	}
+	p, err := props()
+	if _, ok := p[PropServiceDir]; err != nil || ok {
+		t.Errorf("service off: %v, dir %q present", err, p[PropServiceDir])
+	}
+	p, err = props("flint.shuffle.service.enabled", "true")
+	if err != nil || p[PropServiceDir] != "/var/lib/flint/shuffle-service" {
+		t.Errorf("service on with the default dir: %v, %q", err, p[PropServiceDir])
+	}
+	_, err = props("flint.shuffle.service.enabled", "true", "flint.shuffle.service.dir", "relative/dir")
+	if err == nil || err.Error() != `shuffleenv: flint.shuffle.service.dir "relative/dir" must be an absolute path (the same on every agent)` {
+		t.Errorf("relative dir: %v", err)
+	}
+}

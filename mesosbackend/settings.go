@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
+	"github.com/flint-mesos/flint/framework/placement/constraints"
 	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/uri/fileserver"
 )

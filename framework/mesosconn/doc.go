@@ -55,6 +55,8 @@
 // detector. Stop waits for all of them. Call methods are safe for concurrent use, including
 // from Handler methods (but Stop is not).
 //
-// Subpackages: constraints (Spark's offer constraint syntax) and detector (master URLs,
-// static and ZooKeeper leader detection).
+// Subpackages: detector (master URLs, static and ZooKeeper leader detection) and
+// launchbackoff. Offer constraints are placement's (framework/placement/constraints); what
+// an offer holds and what a launch takes from it is framework/resource's model (Take and
+// Scalar here forward to it).
 package mesosconn

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
+	"github.com/flint-mesos/flint/framework/placement/constraints"
 )
 
 // ExecutorRequest is what the coarse backend knows when offers come.

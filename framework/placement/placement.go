@@ -10,7 +10,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
-	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
+	"github.com/flint-mesos/flint/framework/placement/constraints"
 )
 
 // Reason says why an offer (or the rest of one) was not used.

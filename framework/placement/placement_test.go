@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
-	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
+	"github.com/flint-mesos/flint/framework/placement/constraints"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

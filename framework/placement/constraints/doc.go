@@ -18,6 +18,6 @@
 //
 // All terms must hold. Parse rejects malformed input (empty terms or values, a second ':' in a
 // term, a repeated attribute) with a *SyntaxError that names the byte offset and the offending
-// token. The package owns only the syntax and the matching; declining offers that do not match
-// is the Mesos connection's and the backends' job.
+// token. The package owns only the syntax and the matching; placement's constraint checker
+// (framework/placement) filters the offers that do not match, for both Mesos modes.
 package constraints

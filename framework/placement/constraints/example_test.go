@@ -5,7 +5,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
-	"github.com/flint-mesos/flint/framework/mesosconn/constraints"
+	"github.com/flint-mesos/flint/framework/placement/constraints"
 )
 
 func Example() {

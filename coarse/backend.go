@@ -102,6 +102,7 @@ type executor struct {
 	id, agentID, host string
 	cores, gpus       int
 	memMB             float64
+	ports             []uint64 // the port numbers its launch took (placement.ExecutorLaunch.Ports)
 	registered        bool
 	lost              bool // reported lost to the driver (or never to be used again)
 	stopRequested     bool
@@ -345,6 +346,7 @@ type ExecutorInfo struct {
 	Cores             int
 	GPUs              int
 	MemMB             float64
+	Ports             []uint64 // the ports its launch took from the offer (mesosbackend.Executor.Ports of them)
 	Registered        bool
 }
 

@@ -27,24 +27,24 @@ type launchPlan struct {
 
 // planOffers turns offers into executor launches with the shared,
 // pure placement (placement.Executors: Spark's buildMesosTasks) and
-// applies its plan: executors are recorded and their resources taken out
-// of the offers; offers that launch nothing are declined with the filter
+// applies its plan: executors are recorded and launched with the pieces of
+// their offer the plan names (placement decides fit; nothing here checks
+// it again); offers that launch nothing are declined with the filter
 // their reason selects. It runs on the owner.
 func (b *Backend) planOffers(offers []mesos.Offer, prefs map[string]int, now time.Time) launchPlan {
 	p := launchPlan{launches: map[mesos.OfferID][]mesos.TaskInfo{}, declines: map[mesosconn.DeclineReason][]mesos.OfferID{}}
 	req := placement.ExecutorRequest{
 		Offers: make([]placement.Offer, len(offers)), Now: now, Stopping: b.stopping,
-		ExecutorCores: b.set.executorCores, TaskCPUs: b.set.taskCPUs, MemMB: b.set.MemMB, GPUsMax: b.set.gpusMax,
+		ExecutorCores: b.set.executorCores, TaskCPUs: b.set.taskCPUs, MemMB: b.set.MemMB, GPUsMax: b.set.gpusMax, Ports: b.set.Ports,
 		CoresMax: b.set.coresMax, CoresHeld: b.cores, GPUsHeld: b.gpus, Limit: b.limit, Live: b.live(),
 		Constraints: b.set.Constraints, Excluded: b.fails.exclusions(now), Backoff: b.backoff.Until(now),
 		HostPrefs: prefs, HostsRunning: map[string]bool{}, LocalityWait: b.set.localityWait, LocalitySince: b.localSince,
 	}
 	byID := make(map[string]*mesos.Offer, len(offers))
-	rest := make(map[string]mesos.Resources, len(offers))
 	for i := range offers {
 		o := &offers[i]
-		req.Offers[i] = placement.FromMesos(o, mesosconn.Scalar)
-		byID[o.ID.Value], rest[o.ID.Value] = o, o.Resources
+		req.Offers[i] = placement.FromMesos(o)
+		byID[o.ID.Value] = o
 	}
 	for _, e := range b.execs {
 		if !e.lost {
@@ -57,13 +57,7 @@ func (b *Backend) planOffers(offers []mesos.Offer, prefs map[string]int, now tim
 	unfit := placement.Summary(plan.Filtered)
 	for _, l := range plan.Launches {
 		o := byID[l.OfferID]
-		taken, left, ok := mesosconn.Take(rest[l.OfferID], mesosconn.Want{CPUs: float64(l.Cores), MemMB: l.MemMB, GPUs: float64(l.GPUs)})
-		if !ok {
-			unfit = append(unfit, fmt.Sprintf("offer from %s: resources %s cannot cover cpus:%d;mem:%g;gpus:%d", o.Hostname, rest[l.OfferID].String(), l.Cores, l.MemMB, l.GPUs))
-			continue
-		}
-		rest[l.OfferID] = left
-		e := &executor{id: b.idPrefix + strconv.Itoa(b.nextID), agentID: l.AgentID, host: l.Host, cores: l.Cores, gpus: l.GPUs, memMB: l.MemMB}
+		e := &executor{id: b.idPrefix + strconv.Itoa(b.nextID), agentID: l.AgentID, host: l.Host, cores: l.Cores, gpus: l.GPUs, memMB: l.MemMB, ports: l.Ports}
 		b.nextID++
 		b.cores += e.cores
 		b.gpus += e.gpus
@@ -72,17 +66,11 @@ func (b *Backend) planOffers(offers []mesos.Offer, prefs map[string]int, now tim
 		if len(p.launches[o.ID]) == 0 {
 			p.offers = append(p.offers, o.ID)
 		}
-		p.launches[o.ID] = append(p.launches[o.ID], b.taskInfo(e, o.AgentID, taken))
+		p.launches[o.ID] = append(p.launches[o.ID], b.taskInfo(e, o.AgentID, l.Resources))
 	}
 	for _, f := range plan.Declined {
 		r := declineReason(f.Reason)
 		p.declines[r] = append(p.declines[r], byID[f.OfferID].ID)
-	}
-	for id := range rest {
-		if len(p.launches[byID[id].ID]) == 0 && !declined(plan.Declined, id) {
-			// Planned, but its resources could not be taken: decline it.
-			p.declines[mesosconn.DeclineUnfit] = append(p.declines[mesosconn.DeclineUnfit], byID[id].ID)
-		}
 	}
 	if len(offers) > 0 {
 		b.diag.offersSeen = true
@@ -98,10 +86,6 @@ func (b *Backend) planOffers(offers []mesos.Offer, prefs map[string]int, now tim
 		b.diag.unfit = unfit
 	}
 	return p
-}
-
-func declined(fs []placement.Filtered, offerID string) bool {
-	return slices.ContainsFunc(fs, func(f placement.Filtered) bool { return f.OfferID == offerID })
 }
 
 // declineReason is the refuse filter for a placement reason.

@@ -54,7 +54,7 @@ func (b *Backend) publish() {
 			v.cores += e.cores
 		}
 		v.executors = append(v.executors, ExecutorInfo{ID: e.id, AgentID: e.agentID, Host: e.host, Cores: e.cores,
-			GPUs: e.gpus, MemMB: e.memMB, Registered: e.registered})
+			GPUs: e.gpus, MemMB: e.memMB, Ports: e.ports, Registered: e.registered})
 	}
 	sortExecutors(v.executors)
 	b.view.Store(v)

@@ -59,7 +59,8 @@ type group struct {
 	gen           int // the generation of exec (agentExec.gen)
 	newExec       bool
 	slots         int
-	shortCPUs     float64 // cpus of the agent's last slot beside the executor's share (0: none)
+	slot          []mesos.Resources // what each slot takes, in order (placement.AgentSlots.Slot)
+	shortCPUs     float64           // cpus of the agent's last slot beside the executor's share (0: none)
 	unfit         string
 	filter        placement.Filtered // placement's reason for the group's unused offers
 	capped        bool               // fit, but flint.cores.max left no room
@@ -74,23 +75,26 @@ type group struct {
 // making the whole call fail, again and again.
 const acceptBudget = 12 << 20
 
-// offersIn holds fresh offers (declining those whose agent fails the
-// constraints) and reports the agents' new capacity to the driver loop.
+// offersIn holds fresh offers (declining those placement's checker chain
+// filters: agents failing the constraints) and reports the agents' new
+// capacity to the driver loop.
 func (b *Backend) offersIn(fresh []mesos.Offer) {
 	now := b.clock.Now()
 	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
-	var unmet []placement.Filtered
-	for _, o := range fresh {
-		if err := b.set.Constraints.Check(o.Attributes); err != nil {
-			why := fmt.Sprintf("flint.mesos.constraints %q unmet: %v", b.set.Constraints.String(), err)
-			b.log.Debugf("fine: offer %s from %s declined: %s", o.ID.Value, o.Hostname, why)
-			declines[mesosconn.DeclineUnmetConstraint] = append(declines[mesosconn.DeclineUnmetConstraint], o.ID)
-			b.diag.unfit[agentName(o.AgentID.Value, o.Hostname)] = why
-			unmet = append(unmet, placement.Filtered{OfferID: o.ID.Value, AgentID: o.AgentID.Value, Host: o.Hostname,
-				Reason: placement.ConstraintUnmet, Detail: why})
-			continue
-		}
-		b.held[o.ID.Value] = &heldOffer{offer: o, since: now}
+	offers := make([]placement.Offer, len(fresh))
+	byID := make(map[string]mesos.Offer, len(fresh))
+	for i := range fresh {
+		offers[i] = placement.FromMesos(&fresh[i])
+		byID[fresh[i].ID.Value] = fresh[i]
+	}
+	pass, unmet := placement.Admit(offers, placement.Checks{Constraints: b.set.Constraints, Now: now})
+	for _, f := range unmet {
+		b.log.Debugf("fine: offer %s from %s declined: %s", f.OfferID, f.Host, f.Detail)
+		declines[mesosconn.DeclineUnmetConstraint] = append(declines[mesosconn.DeclineUnmetConstraint], byID[f.OfferID].ID)
+		b.diag.unfit[agentName(f.AgentID, f.Host)] = f.Detail
+	}
+	for _, o := range pass {
+		b.held[o.ID] = &heldOffer{offer: byID[o.ID], since: now}
 	}
 	if len(fresh) > 0 {
 		b.diag.offersSeen = true
@@ -248,14 +252,12 @@ func (b *Backend) addToAccept(g *group, td *flintpb.TaskDescription) addResult {
 	if cpus <= 0 {
 		cpus = b.set.taskCPUs
 	}
-	taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: float64(cpus)})
-	short := false
-	if !ok && g.shortCPUs > 0 && cpus == b.set.taskCPUs {
-		// The agent's last slot: the task runs on what the executor's share
-		// leaves of its cpus (placement.AgentSlots.ShortCPUs).
-		taken, rest, ok = mesosconn.Take(g.rest, mesosconn.Want{CPUs: g.shortCPUs})
-		short = ok
-	}
+	// The task takes the agent's next slot as placement planned it; the
+	// last may be the cpus the executor's share leaves
+	// (placement.AgentSlots.ShortCPUs). Placement plans slots of
+	// flint.task.cpus, which is what the driver's tasks ask.
+	ok := len(g.slot) > 0 && cpus == b.set.taskCPUs
+	short := ok && len(g.slot) == 1 && g.shortCPUs > 0
 	data, err := td.Marshal()
 	if !ok || err != nil {
 		return noRoom
@@ -263,7 +265,8 @@ func (b *Backend) addToAccept(g *group, td *flintpb.TaskDescription) addResult {
 	if len(g.tasks) > 0 && g.bytes+len(data) > acceptBudget {
 		return overBudget
 	}
-	g.rest, g.bytes = rest, g.bytes+len(data)
+	taken := g.slot[0]
+	g.slot, g.bytes = g.slot[1:], g.bytes+len(data)
 	g.tasks = append(g.tasks, mesos.TaskInfo{
 		Name:   fmt.Sprintf("flint task %d (job %d stage %d index %d attempt %d)", td.TaskId, td.JobId, td.StageId, td.Index, td.Attempt),
 		TaskID: mesos.TaskID{Value: b.mesosTaskID(td.TaskId)}, AgentID: mesos.AgentID{Value: g.agentID},
@@ -305,10 +308,12 @@ func (b *Backend) register(g *group) {
 // shared, pure placement (placement.Slots): a new executor's own cpus and
 // memory come out of the offers first; with capped, flint.cores.max cuts
 // the slots one per agent in turn. Then it applies the plan: a new
-// executor's resources are taken out of the group's offers.
+// executor gets the pieces of the offers the plan names, and the group
+// keeps each slot's pieces for the tasks (addToAccept), checked nowhere
+// else.
 func (b *Backend) plan(groups []*group, capped bool) {
 	now := b.clock.Now()
-	req := placement.SlotRequest{TaskCPUs: b.set.taskCPUs, ExecCPUs: b.set.execCPUs, ExecMemMB: b.set.MemMB,
+	req := placement.SlotRequest{TaskCPUs: b.set.taskCPUs, ExecCPUs: b.set.execCPUs, ExecMemMB: b.set.MemMB, ExecPorts: b.set.Ports,
 		CoresMax: math.Inf(1), HeldCPUs: b.heldCPUs(), Backoff: b.backoff.Until(now), Now: now}
 	if capped {
 		req.CoresMax = b.set.coresMax
@@ -327,7 +332,7 @@ func (b *Backend) plan(groups []*group, capped bool) {
 			b.agents[g.agentID] = a
 		}
 		req.Agents = append(req.Agents, placement.AgentOffers{AgentID: g.agentID, Host: g.host,
-			CPUs: mesosconn.Scalar(g.rest, "cpus"), MemMB: mesosconn.Scalar(g.rest, "mem"), ExecutorRunning: known && a.info != nil && !a.exited,
+			Resources: g.rest, ExecutorRunning: known && a.info != nil && !a.exited,
 			ShareTaken: a.shortLive > 0})
 	}
 	plan := placement.Slots(req)
@@ -341,21 +346,15 @@ func (b *Backend) plan(groups []*group, capped bool) {
 		if !s.NewExecutor {
 			g.exec, g.gen = a.info, a.gen
 		} else {
-			taken, rest, ok := mesosconn.Take(g.rest, mesosconn.Want{CPUs: b.set.execCPUs, MemMB: b.set.MemMB})
-			if !ok {
-				g.unfit = fmt.Sprintf("resources %s cannot cover the executor (cpus %g, mem %g MiB)", g.rest.String(), b.set.execCPUs, b.set.MemMB)
-				g.filter = placement.Filtered{AgentID: g.agentID, Host: g.host, Reason: placement.ResourcesShort, Detail: g.unfit}
-				continue
-			}
-			g.rest, g.newExec = rest, true
+			g.newExec = true
 			if a.genUsed { // the last ExecutorInfo was launched: a new executor is a new generation
 				a.gen, a.genUsed, a.up, a.lossSeen = a.gen+1, false, false, false
 			}
 			a.exited = false // this launch starts the executor again
-			g.exec, g.gen = b.executorInfo(b.executorID(g.agentID), a.gen, taken), a.gen
+			g.exec, g.gen = b.executorInfo(b.executorID(g.agentID), a.gen, s.Executor), a.gen
 			a.info = g.exec
 		}
-		g.slots, g.shortCPUs = s.Slots, s.ShortCPUs
+		g.slots, g.slot, g.shortCPUs = s.Slots, s.Slot, s.ShortCPUs
 		a.cpus = s.Fits * b.set.taskCPUs
 		g.capped = s.Slots == 0 && s.Filter.Reason == placement.CoresCapReached
 	}

@@ -45,6 +45,11 @@ type Executor struct {
 	Constraints constraints.Constraints // flint.mesos.constraints
 	MemMB       float64                 // flint.executor.memory + flint.mesos.executor.memoryOverhead, in MiB
 	ProxyUser   string                  // flint.proxyUser: executors run as it (CommandInfo.user); "" = the framework's user
+	// Ports is how many ports each executor takes from its offer's
+	// "ports" ranges for its listening servers' port mappings; placement
+	// names them in its plan. No key sets it yet (0): containers with
+	// port mappings (issue 27) will.
+	Ports int
 }
 
 // ReadExecutor reads and validates the executor keys. Every problem is

@@ -6,7 +6,10 @@ import (
 	"sort"
 	"time"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
 	"github.com/flint-mesos/flint/framework/placement/constraints"
+	"github.com/flint-mesos/flint/framework/resource"
 )
 
 // ExecutorRequest is what the coarse backend knows when offers come.
@@ -21,6 +24,10 @@ type ExecutorRequest struct {
 	ExecutorCores, TaskCPUs int
 	MemMB                   float64
 	GPUsMax                 int
+	// Ports per executor (its listening servers' port mappings): each
+	// launch takes that many values of the offer's "ports" ranges and
+	// names them.
+	Ports int
 
 	// Caps: CoresMax (math.MaxInt: none) over CoresHeld already held,
 	// GPUsHeld; Limit executors (< 0: none) over Live running.
@@ -40,11 +47,15 @@ type ExecutorRequest struct {
 	LocalitySince time.Time
 }
 
-// ExecutorLaunch is one executor to start on an offer.
+// ExecutorLaunch is one executor to start on an offer, and exactly what
+// it takes from the offer: the backend launches it with Resources as they
+// are, without checking fit again.
 type ExecutorLaunch struct {
 	OfferID, AgentID, Host string
 	Cores, GPUs            int
 	MemMB                  float64
+	Resources              mesos.Resources // the offer's pieces (framework/resource.Take)
+	Ports                  []uint64        // the port numbers among them (ExecutorRequest.Ports of them)
 }
 
 // ExecutorPlan is what to do with a batch of offers.
@@ -63,8 +74,7 @@ type ExecutorPlan struct {
 
 type candidate struct {
 	o         *Offer
-	cpus, mem float64
-	gpus      float64
+	rest      mesos.Resources // what launches planned so far left of the offer
 	full      bool
 	unfit     Filtered
 	hasUnfit  bool
@@ -82,7 +92,8 @@ func Executors(r ExecutorRequest) ExecutorPlan {
 	capReached := func() bool { return cores+r.TaskCPUs > r.CoresMax }
 	wantMore := func() bool { return !r.Stopping && !capReached() && (r.Limit < 0 || live < r.Limit) }
 	waitFor := localityHosts(&r, wantMore(), &p)
-	whole := []checker{
+	checks := Checks{Constraints: r.Constraints, Excluded: r.Excluded, Backoff: r.Backoff, Now: r.Now}
+	whole := append([]checker{
 		func(*Offer) (Reason, string) {
 			switch {
 			case r.Stopping:
@@ -93,11 +104,7 @@ func Executors(r ExecutorRequest) ExecutorPlan {
 				return NoDemand, "no executor wanted"
 			}
 			return Used, ""
-		},
-		constraintChecker(r.Constraints),
-		exclusionChecker(r.Excluded, r.Now),
-		backoffChecker(r.Backoff, r.Now),
-	}
+		}}, checks.chain()...)
 	var cands []*candidate
 	for i := range r.Offers {
 		o := &r.Offers[i]
@@ -107,7 +114,7 @@ func Executors(r ExecutorRequest) ExecutorPlan {
 			p.Filtered = append(p.Filtered, f)
 			continue
 		}
-		cands = append(cands, &candidate{o: o, cpus: o.CPUs, mem: o.MemMB, gpus: o.GPUs, prefs: r.HostPrefs[o.Host]})
+		cands = append(cands, &candidate{o: o, rest: o.Resources, prefs: r.HostPrefs[o.Host]})
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].prefs > cands[j].prefs })
 	for progress := true; progress; {
@@ -157,7 +164,8 @@ func Executors(r ExecutorRequest) ExecutorPlan {
 // carve takes one executor out of a candidate offer, given the cores and
 // GPUs the caps leave.
 func carve(r *ExecutorRequest, c *candidate, coresLeft, gpusLeft int) (ExecutorLaunch, bool) {
-	cpus := math.Floor(c.cpus + eps)
+	offCPUs, offMem := resource.Amount(c.rest, resource.CPUs), resource.Amount(c.rest, resource.Mem)
+	cpus := math.Floor(offCPUs + eps)
 	cores := r.ExecutorCores
 	if cores == 0 {
 		cores = int(min(cpus, float64(coresLeft)))
@@ -175,25 +183,33 @@ func carve(r *ExecutorRequest, c *candidate, coresLeft, gpusLeft int) (ExecutorL
 		if r.ExecutorCores == 0 {
 			set = fmt.Sprintf("flint.task.cpus=%d; flint.executor.cores unset: an executor takes the offer's whole cpus", r.TaskCPUs)
 		}
-		return unfit(CPUsShort, fmt.Sprintf("cpus %g < %d needed (%s)", c.cpus, need, set))
+		return unfit(CPUsShort, fmt.Sprintf("cpus %g < %d needed (%s)", offCPUs, need, set))
 	case cores > coresLeft:
 		c.full = true
 		return ExecutorLaunch{}, false
-	case c.mem+eps < r.MemMB:
-		return unfit(MemShort, fmt.Sprintf("mem %g MiB < %g MiB needed (flint.executor.memory + flint.mesos.executor.memoryOverhead)", c.mem, r.MemMB))
+	case offMem+eps < r.MemMB:
+		return unfit(MemShort, fmt.Sprintf("mem %g MiB < %g MiB needed (flint.executor.memory + flint.mesos.executor.memoryOverhead)", offMem, r.MemMB))
 	}
 	gpus := 0
 	if r.GPUsMax > 0 {
-		gpus = max(int(min(math.Floor(c.gpus+eps), float64(gpusLeft))), 0)
+		gpus = max(int(min(math.Floor(resource.Amount(c.rest, resource.GPUs)+eps), float64(gpusLeft))), 0)
 	}
-	c.cpus -= float64(cores)
-	c.mem -= r.MemMB
-	c.gpus -= float64(gpus)
+	ask := resource.Ask{resource.ScalarNeed(resource.CPUs, float64(cores)), resource.ScalarNeed(resource.Mem, r.MemMB),
+		resource.ScalarNeed(resource.GPUs, float64(gpus)), resource.RangeNeed(resource.Ports, r.Ports)}
+	if short := resource.Short(c.rest, ask[3:]); len(short) > 0 {
+		return unfit(OtherShort, shortDetail(short, "executor port mappings"))
+	}
+	taken, rest, ok := resource.Take(c.rest, ask)
+	if !ok {
+		return unfit(ResourcesShort, fmt.Sprintf("resources %s cannot cover cpus:%d;mem:%g;gpus:%d", c.rest.String(), cores, r.MemMB, gpus))
+	}
+	c.rest = rest
 	c.execs++
 	if r.ExecutorCores == 0 {
 		c.full = true // one executor takes the whole offer
 	}
-	return ExecutorLaunch{OfferID: c.o.ID, AgentID: c.o.AgentID, Host: c.o.Host, Cores: cores, GPUs: gpus, MemMB: r.MemMB}, true
+	return ExecutorLaunch{OfferID: c.o.ID, AgentID: c.o.AgentID, Host: c.o.Host, Cores: cores, GPUs: gpus, MemMB: r.MemMB,
+		Resources: taken, Ports: resource.Values(taken, resource.Ports)}, true
 }
 
 // localityHosts is Spark's satisfiesLocality for a capped backend

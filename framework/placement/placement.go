@@ -11,6 +11,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/framework/placement/constraints"
+	"github.com/flint-mesos/flint/framework/resource"
 )
 
 // Reason says why an offer (or the rest of one) was not used.
@@ -30,10 +31,12 @@ const (
 	MemShort                      // too little memory
 	ResourcesShort                // cpus and memory both short
 	NoRoom                        // the offer is used up by executors already planned on it
+	OtherShort                    // a resource other than cpus and memory (ports, …) is short; Detail names it
 )
 
 var reasonNames = [...]string{"used", "shutting down", "cores cap reached", "no demand", "constraint unmet",
-	"agent excluded", "agent backing off", "locality hold", "cpus short", "mem short", "resources short", "no room"}
+	"agent excluded", "agent backing off", "locality hold", "cpus short", "mem short", "resources short", "no room",
+	"resource short"}
 
 func (r Reason) String() string {
 	if r >= 0 && int(r) < len(reasonNames) {
@@ -47,30 +50,70 @@ func (r Reason) String() string {
 // no-fit error lists.
 func (r Reason) Unfit() bool {
 	switch r {
-	case ConstraintUnmet, AgentExcluded, AgentBackoff, CPUsShort, MemShort, ResourcesShort:
+	case ConstraintUnmet, AgentExcluded, AgentBackoff, CPUsShort, MemShort, ResourcesShort, OtherShort:
 		return true
 	}
 	return false
 }
 
-// Offer is one Mesos offer as placement sees it: its unreserved and
-// reserved scalars summed (as mesosconn.Scalar counts them), its agent's
+// Offer is one Mesos offer as placement sees it: its resources (what a
+// plan takes launches' pieces from, framework/resource), its agent's
 // attributes, and the executors of ours the agent runs.
 type Offer struct {
 	ID, AgentID, Host string
-	CPUs, MemMB, GPUs float64
+	Resources         mesos.Resources
 	Attributes        []mesos.Attribute
 	Executors         []string
 }
 
 // FromMesos converts a Mesos offer.
-func FromMesos(o *mesos.Offer, scalar func(mesos.Resources, string) float64) Offer {
-	po := Offer{ID: o.ID.Value, AgentID: o.AgentID.Value, Host: o.Hostname, Attributes: o.Attributes,
-		CPUs: scalar(o.Resources, "cpus"), MemMB: scalar(o.Resources, "mem"), GPUs: scalar(o.Resources, "gpus")}
+func FromMesos(o *mesos.Offer) Offer {
+	po := Offer{ID: o.ID.Value, AgentID: o.AgentID.Value, Host: o.Hostname, Attributes: o.Attributes, Resources: o.Resources}
 	for _, e := range o.ExecutorIDs {
 		po.Executors = append(po.Executors, e.Value)
 	}
 	return po
+}
+
+// Checks are the whole-offer feasibility checks both Mesos modes run
+// (Nomad's FeasibilityCheckers), in this order: the agent's attributes
+// against flint.mesos.constraints, the agent's exclusion after executor
+// failures, its launch back-off — each at Now. A nil map checks nothing.
+type Checks struct {
+	Constraints constraints.Constraints
+	Excluded    map[string]Exclusion // by agent id
+	Backoff     map[string]time.Time // by agent id: no launch before
+	Now         time.Time
+}
+
+func (c Checks) chain() []checker {
+	return []checker{constraintChecker(c.Constraints), exclusionChecker(c.Excluded, c.Now), backoffChecker(c.Backoff, c.Now)}
+}
+
+// Admit runs the checks on every offer: the offers that pass, in order,
+// and why each other one was filtered. Fine mode admits offers with it as
+// they come; coarse mode's Executors runs the same chain.
+func Admit(offers []Offer, c Checks) (pass []Offer, filtered []Filtered) {
+	chain := c.chain()
+	for i := range offers {
+		o := &offers[i]
+		if reason, why := feasible(o, chain...); reason != Used {
+			filtered = append(filtered, Filtered{OfferID: o.ID, AgentID: o.AgentID, Host: o.Host, Reason: reason, Detail: why})
+			continue
+		}
+		pass = append(pass, *o)
+	}
+	return pass, filtered
+}
+
+// shortDetail is the words for resource shortfalls other than cpus and
+// memory, which the modes word themselves.
+func shortDetail(fs []resource.Shortfall, why string) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.String()
+	}
+	return strings.Join(parts, ", ") + " (" + why + ")"
 }
 
 // Filtered is an offer not used (or not further used), and why.

@@ -12,6 +12,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/framework/placement/constraints"
+	"github.com/flint-mesos/flint/framework/resource"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -20,12 +21,15 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // offers; `executors` and `slots` plan them (and clear them) and print the
 // plan. Regenerate with -rewrite and read the diff.
 //
-//	offer id=O agent=A host=H cpus=N mem=N [gpus=N] [attrs=k:v,...] [executors=E,...]
-//	executors task-cpus=N mem=N [exec-cores=N] [gpus-max=N] [cores-max=N] [held=N] [limit=N] [live=N]
+//	offer id=O agent=A host=H cpus=N mem=N [gpus=N] [ports=B-E,...] [attrs=k:v,...] [executors=E,...]
+//	executors task-cpus=N mem=N [exec-cores=N] [gpus-max=N] [ports=N] [cores-max=N] [held=N] [limit=N] [live=N]
 //	          [constraints=SPEC] [excluded=A,...] [backoff=A,...] [prefs=H:N,...] [running=H,...]
 //	          [wait=D] [since=D] [at=D] [stopping]
-//	agent id=A host=H cpus=N mem=N [running] [share-taken]
-//	slots task-cpus=N exec-cpus=N exec-mem=N [cores-max=N] [held=N]
+//	agent id=A host=H cpus=N mem=N [ports=B-E,...] [running] [share-taken]
+//	slots task-cpus=N exec-cpus=N exec-mem=N [exec-ports=N] [cores-max=N] [held=N]
+//
+// A launch prints the ports its plan names; a slot plan prints a new
+// executor's ports.
 func TestGolden(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var offers []Offer
@@ -34,7 +38,7 @@ func TestGolden(t *testing.T) {
 			a := args(d)
 			switch d.Cmd {
 			case "offer":
-				o := Offer{ID: a.s("id"), AgentID: a.s("agent"), Host: a.s("host"), CPUs: a.f(t, "cpus"), MemMB: a.f(t, "mem"), GPUs: a.f(t, "gpus")}
+				o := Offer{ID: a.s("id"), AgentID: a.s("agent"), Host: a.s("host"), Resources: offered(t, a)}
 				for _, kv := range a.list("attrs") {
 					k, v, _ := strings.Cut(kv, ":")
 					o.Attributes = append(o.Attributes, mesos.Attribute{Name: k, Type: mesos.TEXT, Text: &mesos.Value_Text{Value: v}})
@@ -45,7 +49,7 @@ func TestGolden(t *testing.T) {
 			case "agent":
 				_, running := a["running"]
 				_, shared := a["share-taken"]
-				agents = append(agents, AgentOffers{AgentID: a.s("id"), Host: a.s("host"), CPUs: a.f(t, "cpus"), MemMB: a.f(t, "mem"),
+				agents = append(agents, AgentOffers{AgentID: a.s("id"), Host: a.s("host"), Resources: offered(t, a),
 					ExecutorRunning: running, ShareTaken: shared})
 				return ""
 			case "executors":
@@ -53,7 +57,7 @@ func TestGolden(t *testing.T) {
 				offers = nil
 				return renderExecutors(Executors(r))
 			case "slots":
-				r := SlotRequest{Agents: agents, TaskCPUs: a.i(t, "task-cpus"), ExecCPUs: a.f(t, "exec-cpus"), ExecMemMB: a.f(t, "exec-mem"),
+				r := SlotRequest{Agents: agents, TaskCPUs: a.i(t, "task-cpus"), ExecCPUs: a.f(t, "exec-cpus"), ExecMemMB: a.f(t, "exec-mem"), ExecPorts: a.i(t, "exec-ports"),
 					CoresMax: math.Inf(1), HeldCPUs: a.f(t, "held")}
 				if _, ok := a["cores-max"]; ok {
 					r.CoresMax = a.f(t, "cores-max")
@@ -68,6 +72,30 @@ func TestGolden(t *testing.T) {
 }
 
 type argMap map[string]string
+
+// offered is the resources of an offer or agent line: cpus, mem, gpus
+// (when not 0) and ports ranges.
+func offered(t *testing.T, a argMap) mesos.Resources {
+	rs := mesos.Resources{resource.ScalarResource(resource.CPUs, a.f(t, "cpus")), resource.ScalarResource(resource.Mem, a.f(t, "mem"))}
+	if g := a.f(t, "gpus"); g != 0 {
+		rs = append(rs, resource.ScalarResource(resource.GPUs, g))
+	}
+	var bounds []uint64
+	for _, rg := range a.list("ports") {
+		b, e, _ := strings.Cut(rg, "-")
+		for _, v := range []string{b, e} {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bounds = append(bounds, n)
+		}
+	}
+	if len(bounds) > 0 {
+		rs = append(rs, resource.RangeResource(resource.Ports, bounds...))
+	}
+	return rs
+}
 
 func args(d *datadriven.TestData) argMap {
 	m := argMap{}
@@ -108,7 +136,7 @@ func (m argMap) d(t *testing.T, k string) time.Duration {
 
 func executorRequest(t *testing.T, a argMap, offers []Offer) ExecutorRequest {
 	r := ExecutorRequest{Offers: offers, Now: t0.Add(a.d(t, "at")), ExecutorCores: a.i(t, "exec-cores"), TaskCPUs: a.i(t, "task-cpus"),
-		MemMB: a.f(t, "mem"), GPUsMax: a.i(t, "gpus-max"), CoresMax: math.MaxInt, CoresHeld: a.i(t, "held"), Limit: -1, Live: a.i(t, "live"),
+		MemMB: a.f(t, "mem"), GPUsMax: a.i(t, "gpus-max"), Ports: a.i(t, "ports"), CoresMax: math.MaxInt, CoresHeld: a.i(t, "held"), Limit: -1, Live: a.i(t, "live"),
 		LocalityWait: a.d(t, "wait"), Excluded: map[string]Exclusion{}, Backoff: map[string]time.Time{},
 		HostPrefs: map[string]int{}, HostsRunning: map[string]bool{}}
 	_, r.Stopping = a["stopping"]
@@ -151,7 +179,11 @@ func executorRequest(t *testing.T, a argMap, offers []Offer) ExecutorRequest {
 func renderExecutors(p ExecutorPlan) string {
 	var b strings.Builder
 	for _, l := range p.Launches {
-		fmt.Fprintf(&b, "launch offer=%s host=%s cores=%d mem=%g gpus=%d\n", l.OfferID, l.Host, l.Cores, l.MemMB, l.GPUs)
+		fmt.Fprintf(&b, "launch offer=%s host=%s cores=%d mem=%g gpus=%d", l.OfferID, l.Host, l.Cores, l.MemMB, l.GPUs)
+		if len(l.Ports) > 0 {
+			fmt.Fprintf(&b, " ports=%v", l.Ports)
+		}
+		b.WriteString("\n")
 	}
 	for _, f := range p.Declined {
 		fmt.Fprintf(&b, "decline offer=%s: %s", f.OfferID, f.Reason)
@@ -178,6 +210,9 @@ func renderSlots(p SlotPlan) string {
 		fmt.Fprintf(&b, "agent %s: %d slot(s)", s.AgentID, s.Slots)
 		if s.NewExecutor {
 			b.WriteString(", new executor")
+		}
+		if len(s.ExecutorPorts) > 0 {
+			fmt.Fprintf(&b, " with ports %v", s.ExecutorPorts)
 		}
 		if s.ShortCPUs > 0 {
 			fmt.Fprintf(&b, ", the last with %s cpus beside the executor", CPUString(s.ShortCPUs))

@@ -5,12 +5,17 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/flint-mesos/flint/framework/resource"
 )
 
-// AgentOffers is the offers one agent has in hand, summed.
+// AgentOffers is the offers one agent has in hand, their resources
+// together (one ACCEPT takes them all).
 type AgentOffers struct {
 	AgentID, Host string
-	CPUs, MemMB   float64
+	Resources     mesos.Resources
 	// ExecutorRunning: the offers list the agent's executor of ours and
 	// the backend has launched it, so its cpus and memory are already out.
 	ExecutorRunning bool
@@ -25,6 +30,9 @@ type SlotRequest struct {
 	TaskCPUs  int
 	ExecCPUs  float64 // flint.mesos.mesosExecutor.cores of a new executor
 	ExecMemMB float64 // its memory
+	// ExecPorts is how many ports a new executor takes (its listening
+	// servers' port mappings); AgentSlots.ExecutorPorts names them.
+	ExecPorts int
 	// CoresMax (+Inf: none) over HeldCPUs: the cpus of live tasks and of
 	// running executors.
 	CoresMax, HeldCPUs float64
@@ -53,6 +61,15 @@ type AgentSlots struct {
 	// Filter says why the agent gets no (more) slots: Used when Slots > 0
 	// and nothing held any back.
 	Filter Filtered
+
+	// What to take from the offers, exactly: a new executor's pieces
+	// (Executor, with the ports among them), then each slot's in the order
+	// tasks take them (Slot: Fits of them; the last has ShortCPUs cpus
+	// when ShortCPUs is not zero). The backend launches with them as they
+	// are, without checking fit again.
+	Executor      mesos.Resources
+	ExecutorPorts []uint64
+	Slot          []mesos.Resources
 }
 
 // SlotPlan is the slots of every agent with offers in hand.
@@ -104,13 +121,15 @@ func Slots(r SlotRequest) SlotPlan {
 
 func size(r *SlotRequest, a AgentOffers) AgentSlots {
 	s := AgentSlots{AgentID: a.AgentID, Host: a.Host}
-	cpus := a.CPUs
+	cpus, mem := resource.Amount(a.Resources, resource.CPUs), resource.Amount(a.Resources, resource.Mem)
+	rest := a.Resources
 	unfit := func(reason Reason, detail string) AgentSlots {
 		s.Filter = Filtered{AgentID: a.AgentID, Host: a.Host, Reason: reason, Detail: detail}
 		return s
 	}
-	if until, ok := r.Backoff[a.AgentID]; ok && r.Now.Before(until) {
-		return unfit(AgentBackoff, backoffDetail(a.AgentID, until))
+	checks := Checks{Backoff: r.Backoff, Now: r.Now}
+	if reason, why := feasible(&Offer{AgentID: a.AgentID, Host: a.Host}, checks.chain()...); reason != Used {
+		return unfit(reason, why)
 	}
 	if !a.ExecutorRunning {
 		var short []string
@@ -119,8 +138,8 @@ func size(r *SlotRequest, a AgentOffers) AgentSlots {
 			short = append(short, fmt.Sprintf("cpus %s < %s needed (flint.task.cpus + flint.mesos.mesosExecutor.cores)", CPUString(cpus), CPUString(need)))
 			reason = CPUsShort
 		}
-		if a.MemMB+eps < r.ExecMemMB {
-			short = append(short, fmt.Sprintf("mem %g MiB < %g MiB needed (flint.executor.memory + flint.mesos.executor.memoryOverhead)", a.MemMB, r.ExecMemMB))
+		if mem+eps < r.ExecMemMB {
+			short = append(short, fmt.Sprintf("mem %g MiB < %g MiB needed (flint.executor.memory + flint.mesos.executor.memoryOverhead)", mem, r.ExecMemMB))
 			if reason == CPUsShort {
 				reason = ResourcesShort
 			} else {
@@ -130,6 +149,16 @@ func size(r *SlotRequest, a AgentOffers) AgentSlots {
 		if len(short) > 0 {
 			return unfit(reason, strings.Join(short, ", "))
 		}
+		ask := resource.Ask{resource.ScalarNeed(resource.CPUs, r.ExecCPUs), resource.ScalarNeed(resource.Mem, r.ExecMemMB),
+			resource.RangeNeed(resource.Ports, r.ExecPorts)}
+		if short := resource.Short(rest, ask[2:]); len(short) > 0 {
+			return unfit(OtherShort, shortDetail(short, "executor port mappings"))
+		}
+		taken, left, ok := resource.Take(rest, ask)
+		if !ok {
+			return unfit(ResourcesShort, fmt.Sprintf("resources %s cannot cover the executor (cpus %g, mem %g MiB)", rest.String(), r.ExecCPUs, r.ExecMemMB))
+		}
+		rest, s.Executor, s.ExecutorPorts = left, taken, resource.Values(taken, resource.Ports)
 		cpus -= r.ExecCPUs
 		s.NewExecutor = true
 	}
@@ -145,6 +174,19 @@ func size(r *SlotRequest, a AgentOffers) AgentSlots {
 	s.Fits = s.Slots
 	if s.Slots == 0 {
 		return unfit(CPUsShort, fmt.Sprintf("cpus %s < %d needed (flint.task.cpus) beside the running executor", CPUString(cpus), r.TaskCPUs))
+	}
+	for i := range s.Fits {
+		want := float64(r.TaskCPUs)
+		if i == s.Fits-1 && s.ShortCPUs > 0 {
+			want = s.ShortCPUs
+		}
+		taken, left, ok := resource.Take(rest, resource.Ask{resource.ScalarNeed(resource.CPUs, want)})
+		if !ok { // not reached: the slots were counted from these cpus
+			s.Slots, s.Fits, s.ShortCPUs = i, i, 0
+			break
+		}
+		rest = left
+		s.Slot = append(s.Slot, taken)
 	}
 	return s
 }

@@ -73,13 +73,13 @@ type ExecutorPlan struct {
 }
 
 type candidate struct {
-	o         *Offer
-	rest      mesos.Resources // what launches planned so far left of the offer
-	full      bool
-	unfit     Filtered
-	hasUnfit  bool
-	execs     int
-	prefs     int
+	o        *Offer
+	rest     mesos.Resources // what launches planned so far left of the offer
+	full     bool
+	unfit    Filtered
+	hasUnfit bool
+	execs    int
+	prefs    int
 }
 
 // Executors plans executor launches (Spark's buildMesosTasks): offers that

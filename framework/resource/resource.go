@@ -59,7 +59,9 @@ type Need struct {
 }
 
 // ScalarNeed asks for amount of scalar resource name.
-func ScalarNeed(name string, amount float64) Need { return Need{Name: name, Kind: Scalar, Amount: amount} }
+func ScalarNeed(name string, amount float64) Need {
+	return Need{Name: name, Kind: Scalar, Amount: amount}
+}
 
 // RangeNeed asks for n values of range resource name (n ports: RangeNeed(Ports, n)).
 func RangeNeed(name string, n int) Need { return Need{Name: name, Kind: Ranges, Count: n} }

@@ -49,6 +49,8 @@ test: lint versitygw
 	scripts/check-test-secrets $(TESTLOGS)
 	@# Allocation counts are only meaningful without the race detector: run those tests again without it.
 	$(GO) test -count=1 -run 'Allocations' ./framework/codec/
+	@# The deterministic simulation (internal/sim) over seeds 1..$(SIM_SEEDS), without the race detector (make simulate).
+	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 10m -run '^TestSimulate$$' ./internal/sim/
 
 ## fuzz-smoke: run each fuzz target briefly (seed corpora always run as part of `make test`).
 fuzz-smoke:
@@ -71,7 +73,7 @@ stress-jobs:
 ## simulate: the deterministic simulation of a Mesos cluster driving the fine backend and the
 ## task scheduling core (internal/sim), seeds 1..$(SIM_SEEDS) with faults, every invariant checked
 ## after every step; a failing seed prints itself, its replay command and its last steps.
-## SIM_SEED=n replays one seed. Not part of `make test` (yet).
+## SIM_SEED=n replays one seed. `make test` runs it too (CI).
 SIM_SEEDS ?= 300
 simulate:
 	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 30m -run '^TestSimulate$$' -v ./internal/sim/

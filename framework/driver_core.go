@@ -13,10 +13,8 @@ import (
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/event"
-	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
-	"github.com/flint-mesos/flint/framework/stagetask"
 )
 
 // driverCore is the driver's state machine, as etcd raft's RawNode is
@@ -34,9 +32,8 @@ type driverCore struct {
 	listening func() bool // whether listener events are wanted
 	taskCPUs  int
 
-	jobs map[string]*jobState // by task set id
-	byID map[int64]*jobState  // by job id
-	runs map[int64]*stagesRun // jobs of stages, by job id (driver_stages.go)
+	jobs map[string]*jobState // stage attempts' task sets, by task set id
+	runs map[int64]*jobRun    // jobs, by job id (driver_stages.go)
 	// shuffleStages maps a shuffle to the map stage writing it: the UI's
 	// stage DAG (ui_events.go).
 	shuffleStages map[int]int
@@ -47,21 +44,14 @@ type driverCore struct {
 	stages        map[int]*progress.StageStatus
 	ended         []int // ended stages still in stages, oldest first
 
-	binding *jobState // the job whose task set SubmitJob is creating
-	// jobs of stages: the run being submitted, and what a run's task
-	// reported while its update is handled
-	bindingRun    *stagesRun
-	fetchFailures map[scheduler.TaskID]*mapoutput.FetchFailure
-	outputs       map[scheduler.TaskID]stagetask.Output
-	resultValue   []byte
-	nextShuffle   int // above every shuffle id seen (Context.NewShuffleID)
-	stopped       bool
-	dirty         bool // a task may be placeable now: run an offer round
-	changed       bool // state changed: recompute the demand
-	demand        backend.Demand
-	sentOnce      bool // demand was reported at least once
-	offers        []scheduler.WorkerOffer
-	out           step
+	nextShuffle int // above every shuffle id seen (Context.NewShuffleID)
+	stopped     bool
+	dirty       bool // a task may be placeable now: run an offer round
+	changed     bool // state changed: recompute the demand
+	demand      backend.Demand
+	sentOnce    bool // demand was reported at least once
+	offers      []scheduler.WorkerOffer
+	out         step
 	// files are the files added so far (Context.AddFile), in order; a
 	// stage's task set takes the list as it is when the stage is
 	// submitted, and its tasks' descriptions carry it.
@@ -81,7 +71,9 @@ type slotUse struct {
 	cpus int
 }
 
-// jobState is a job in flight; it lives until its task set finishes or aborts.
+// jobState is a job in flight (its run's umbrella, which RunJob and
+// RunStages wait on), or one stage attempt's task set of it; it lives until
+// the job ends or the task set finishes or aborts.
 type jobState struct {
 	id      int64
 	stage   int
@@ -99,8 +91,8 @@ type jobState struct {
 	// job's error when the DAG core fails the job.
 	aborted *scheduler.TaskSetAborted
 	dagSet  *dagscheduler.TaskSet // the DAG core's task set of the job's stage
-	// run is the job of stages this is a task set of (or the umbrella of)
-	run *stagesRun
+	// run is the job this is a task set of (or the umbrella of)
+	run *jobRun
 	// files are the added files when the stage was submitted
 	files []*backend.File
 }
@@ -137,15 +129,12 @@ func newDriverCore(sched *scheduler.TaskScheduler, log logrus.FieldLogger, liste
 	}
 	return &driverCore{
 		sched: sched, dag: dag, log: log, listening: listening, taskCPUs: sched.Config().TaskCPUs,
-		jobs:          map[string]*jobState{},
-		byID:          map[int64]*jobState{},
-		runs:          map[int64]*stagesRun{},
-		fetchFailures: map[scheduler.TaskID]*mapoutput.FetchFailure{},
-		outputs:       map[scheduler.TaskID]stagetask.Output{},
-		running:       map[scheduler.TaskID]attempt{},
-		execs:         map[string]*execSlot{},
-		taken:         map[scheduler.TaskID]slotUse{},
-		stages:        map[int]*progress.StageStatus{},
+		jobs:    map[string]*jobState{},
+		runs:    map[int64]*jobRun{},
+		running: map[scheduler.TaskID]attempt{},
+		execs:   map[string]*execSlot{},
+		taken:   map[scheduler.TaskID]slotUse{},
+		stages:  map[int]*progress.StageStatus{},
 	}
 }
 
@@ -213,13 +202,9 @@ func (c *driverCore) launched(l *scheduler.Launch, td *backend.TaskDescription, 
 		e.busy += cpus
 		c.taken[l.TaskID] = slotUse{exec: e, cpus: cpus}
 	}
-	t := &js.job.Tasks[l.Index]
-	if js.run != nil {
-		st, err := c.stageInput(js, l)
-		if err != nil {
-			c.log.Errorf("stage task %d of %s: %v", l.Index, l.TaskSetID, err)
-		}
-		t = &st
+	t, err := c.taskInput(js, l)
+	if err != nil {
+		c.log.Errorf("stage task %d of %s: %v", l.Index, l.TaskSetID, err)
 	}
 	c.running[l.TaskID] = attempt{job: js, index: l.Index, attempt: l.Attempt, executor: l.ExecutorID}
 	if st := c.stages[js.stage]; st != nil {
@@ -262,13 +247,10 @@ func (c *driverCore) updateDemand() {
 	c.out.Demand = &d
 }
 
-// submit registers a job; the DAG core plans it (one stage of independent
-// tasks) and its task set goes to the scheduling core.
+// submit registers a job of independent tasks: a one-stage job (plainRun)
+// on the one path every job takes.
 func (c *driverCore) submit(job *Job, now time.Time) (*jobState, error) {
-	if c.stopped {
-		return nil, ErrStopped
-	}
-	return c.submitThroughDAG(job, now)
+	return c.submitRun(plainRun(job), now)
 }
 
 func taskSet(js *jobState) scheduler.TaskSet {
@@ -277,17 +259,6 @@ func taskSet(js *jobState) scheduler.TaskSet {
 		specs[i].Preferred = js.job.Tasks[i].Preferred
 	}
 	return scheduler.TaskSet{ID: js.setID, JobID: js.id, StageID: js.stage, Pool: js.job.Pool, Tasks: specs}
-}
-
-func (c *driverCore) stageStarted(js *jobState, now time.Time) {
-	n := len(js.job.Tasks)
-	c.stages[js.stage] = newStageStatus(js, now)
-	if c.listening() {
-		c.out.events = append(c.out.events,
-			event.JobStart{Time: now, JobID: js.id, Name: js.job.Name, StageIDs: []int{js.stage}, NumTasks: n},
-			event.StageSubmitted{Time: now, JobID: js.id, StageID: js.stage, Name: js.job.Name, NumTasks: n})
-	}
-	c.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage, "tasks": n}).Debugf("job %d (%s) submitted", js.id, js.job.Name)
 }
 
 // executorUp adds an executor to the registry or resizes it.
@@ -315,7 +286,7 @@ func (c *driverCore) executorLost(id, reason string, causedByApp bool, now time.
 		host = e.host
 	}
 	// its map outputs are gone with it (no external shuffle service)
-	c.applyDAG(c.dag.ExecutorLost(id, host, false, now), now)
+	c.applyDAG(c.dag.ExecutorLost(id, host, false, now), now, nil)
 	c.out.events = append(c.out.events, event.ExecutorRemoved{Time: now, ExecutorID: id, Reason: reason})
 	if e := c.execs[id]; e != nil {
 		delete(c.execs, id)
@@ -339,39 +310,22 @@ func (c *driverCore) tick(now time.Time) {
 		return
 	}
 	c.process(c.sched.Tick(now), nil, now)
-	c.applyDAG(c.dag.Tick(now), now)
+	c.applyDAG(c.dag.Tick(now), now, nil)
 	c.dirty, c.changed = true, true
 }
 
-// cancel kills a job's task set because its context ended or the driver stops.
+// cancel ends a job because its context ended or the driver stops.
 func (c *driverCore) cancel(js *jobState, cause error, now time.Time) {
-	if js.run != nil {
-		c.cancelRun(js.run, cause, now)
-		return
-	}
-	if js.ended {
-		return
-	}
-	js.cause = cause // before the job ends: RunJob reads the error once done closes
-	c.process(c.sched.KillTaskSet(js.setID, fmt.Sprintf("job cancelled: %v", cause)), nil, now)
-	if !js.ended { // the core already considered the set done; end the job anyway
-		js.aborted = &scheduler.TaskSetAborted{TaskSetID: js.setID, Reason: fmt.Sprintf("job cancelled: %v", cause)}
-		c.applyDAG(c.dag.CancelJob(js.id, js.aborted.Reason, now), now)
-		c.endJob(js.setID, js.aborted, now)
-	}
-	c.changed = true
+	c.cancelRun(js.run, cause, now)
 }
 
 // abort fails every active job with reason (the backend cannot run them).
 func (c *driverCore) abort(reason string, now time.Time) {
 	cause := fmt.Errorf("%w: %s", ErrBackendAborted, reason)
-	for _, id := range slices.Sorted(maps.Keys(c.jobs)) {
-		if js := c.jobs[id]; js != nil {
-			c.cancel(js, cause, now)
-		}
-	}
 	for _, id := range slices.Sorted(maps.Keys(c.runs)) {
-		c.cancelRun(c.runs[id], cause, now)
+		if run := c.runs[id]; run != nil {
+			c.cancelRun(run, cause, now)
+		}
 	}
 	c.log.Errorf("backend aborted the active jobs: %s", reason)
 }
@@ -381,13 +335,10 @@ func (c *driverCore) stop(now time.Time) {
 	if c.stopped {
 		return
 	}
-	for _, id := range slices.Sorted(maps.Keys(c.jobs)) {
-		if js := c.jobs[id]; js != nil {
-			c.cancel(js, ErrStopped, now)
-		}
-	}
 	for _, id := range slices.Sorted(maps.Keys(c.runs)) {
-		c.cancelRun(c.runs[id], ErrStopped, now)
+		if run := c.runs[id]; run != nil {
+			c.cancelRun(run, ErrStopped, now)
+		}
 	}
 	c.stopped = true
 	c.changed = true

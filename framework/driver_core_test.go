@@ -263,8 +263,8 @@ func (h *loopHarness) render(st step) string {
 }
 
 func (h *loopHarness) jobName(setID string) string {
-	for js, n := range h.names {
-		if js.setID == setID {
+	if js := h.core.jobs[setID]; js != nil {
+		if n, ok := h.names[js.run.umbrella]; ok {
 			return n
 		}
 	}

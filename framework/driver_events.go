@@ -10,33 +10,51 @@ import (
 
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/task"
 )
 
+// taskEnd is how the attempt a status update ends ended, as the update's
+// handling passes it down (never parked in the core): the update, and
+// either the task's decoded output (a success) or the shuffle block it
+// could not read (Spark's FetchFailed end reason).
+type taskEnd struct {
+	u            *backend.StatusUpdate
+	out          stagetask.Output
+	fetchFailure *mapoutput.FetchFailure
+}
+
+// of is the end when it is attempt id's, else nil.
+func (te *taskEnd) of(id scheduler.TaskID) *taskEnd {
+	if te == nil || te.u.TaskID != uint64(id) {
+		return nil
+	}
+	return te
+}
+
 // process applies the scheduling core's events to the driver's state and
-// adds their effects to the step. cur is the status update being handled,
-// if any; now is the time the core was called with.
-func (c *driverCore) process(evs []scheduler.Event, cur *backend.StatusUpdate, now time.Time) {
+// adds their effects to the step. cur is the end of the attempt whose
+// status update is being handled, if any; now is the time the core was
+// called with.
+func (c *driverCore) process(evs []scheduler.Event, cur *taskEnd, now time.Time) {
 	for _, e := range evs {
 		switch e := e.(type) {
 		case scheduler.TaskSucceeded:
 			a, ok := c.running[e.TaskID]
 			c.endAttempt(e.TaskID, "FINISHED", "", cur, now)
-			switch {
-			case ok && a.job.run != nil:
-				c.runTaskSucceeded(e.TaskID, a, now)
-			case ok:
-				c.taskSucceeded(a, now)
+			if te := cur.of(e.TaskID); ok && te != nil {
+				c.taskSucceeded(e.TaskID, a, te, now)
 			}
 		case scheduler.TaskFailed:
 			c.logFailure(e)
 			a, ok := c.running[e.TaskID]
 			c.endAttempt(e.TaskID, "FAILED", e.Failure.Message, cur, now, e.Failure.Stack)
-			if ok && a.job.run != nil && e.Failure.Kind == scheduler.FetchFailed {
+			if te := cur.of(e.TaskID); ok && te != nil && te.fetchFailure != nil && e.Failure.Kind == scheduler.FetchFailed {
 				c.endRunSet(a.job, "fetch failure: "+e.Failure.Message, now)
-				c.runFetchFailed(e.TaskID, a, e.Failure.Message, now)
+				c.taskFetchFailed(a, te.fetchFailure, e.Failure.Message, now)
 			}
 			if js := c.jobs[e.TaskSetID]; js != nil {
 				js.lastIndex, js.lastAttempt = e.Index, e.Attempt
@@ -46,9 +64,8 @@ func (c *driverCore) process(evs []scheduler.Event, cur *backend.StatusUpdate, n
 		case scheduler.KillTask:
 			c.out.Kills = append(c.out.Kills, backend.Kill{TaskID: uint64(e.TaskID), ExecutorID: e.ExecutorID, Reason: e.Reason})
 		case scheduler.TaskSetFinished:
-			// the DAG core ended the job with the set's last result; a
-			// stage of a job of stages just ends
-			if js := c.jobs[e.TaskSetID]; js != nil && js.run != nil {
+			// the DAG core heard the set's last result; the stage ends
+			if js := c.jobs[e.TaskSetID]; js != nil {
 				c.endRunSet(js, "", now)
 			}
 		case scheduler.TaskSetAborted:
@@ -85,7 +102,7 @@ func (c *driverCore) logFailure(e scheduler.TaskFailed) {
 
 // endAttempt forgets a finished attempt, updates the stage counters and
 // posts TaskEnd.
-func (c *driverCore) endAttempt(id scheduler.TaskID, state, reason string, cur *backend.StatusUpdate, now time.Time, stack ...string) {
+func (c *driverCore) endAttempt(id scheduler.TaskID, state, reason string, cur *taskEnd, now time.Time, stack ...string) {
 	a, ok := c.running[id]
 	if !ok {
 		return
@@ -108,59 +125,13 @@ func (c *driverCore) endAttempt(id scheduler.TaskID, state, reason string, cur *
 	if len(stack) > 0 {
 		te.Stack = stack[0]
 	}
-	if cur != nil && cur.TaskID == uint64(id) {
-		m := &cur.Metrics
+	if end := cur.of(id); end != nil {
+		m := &end.u.Metrics
 		te.RunTime, te.ResultSize = m.RunTime, m.ResultSize
 		te.DecodeTime, te.EncodeTime, te.InputSize, te.InputRecords = m.DecodeTime, m.EncodeTime, m.InputSize, m.InputRecords
 		shuffleMetricsOf(&te, &m.Shuffle)
 	}
 	c.out.events = append(c.out.events, te)
-}
-
-// endJob completes or fails the job owning a task set.
-func (c *driverCore) endJob(setID string, ab *scheduler.TaskSetAborted, now time.Time) {
-	js := c.jobs[setID]
-	if js == nil || js.ended {
-		return
-	}
-	js.ended = true
-	delete(c.jobs, setID)
-	delete(c.byID, js.id)
-	c.stageEnded(js.stage, ab == nil)
-	reason := ""
-	if ab != nil {
-		js.err = jobError(js, ab)
-		reason = ab.Reason
-		js.results = nil
-		// Debug: RunJob returns the error and its caller reports it once.
-		c.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage}).Debugf("job %d (%s) aborted: %s", js.id, js.job.Name, ab.Reason)
-	} else {
-		c.log.WithFields(logrus.Fields{"job": js.id, "stage": js.stage}).Debugf("job %d (%s) finished", js.id, js.job.Name)
-	}
-	c.out.done = append(c.out.done, js)
-	if !c.listening() {
-		return
-	}
-	var jerr error
-	if js.err != nil {
-		jerr = js.err
-	}
-	c.out.events = append(c.out.events,
-		event.StageCompleted{Time: now, JobID: js.id, StageID: js.stage, FailureReason: reason},
-		event.JobEnd{Time: now, JobID: js.id, Err: jerr})
-}
-
-func jobError(js *jobState, ab *scheduler.TaskSetAborted) *JobError {
-	name := js.job.Name
-	if js.run != nil { // a stage of a job of stages: the job, then the stage
-		name = fmt.Sprintf("%s, stage %d.%d %s", js.run.job.description(), js.stage, js.dagSet.Attempt, js.job.Name)
-	}
-	je := &JobError{JobID: js.id, Job: name, StageID: js.stage, Reason: ab.Reason, TaskIndex: -1, Cause: js.cause}
-	if f := ab.LastFailure; f != nil {
-		je.FailureKind, je.Message, je.Stack = f.Kind.String(), f.Message, f.Stack
-		je.TaskIndex, je.Attempt = js.lastIndex, js.lastAttempt
-	}
-	return je
 }
 
 // keepEndedStages bounds the ended stages the status tracker keeps until

@@ -18,20 +18,22 @@ import (
 	"github.com/flint-mesos/flint/internal/plural"
 )
 
-// A job of stages (Context.RunStages) runs in the driver loop: the DAG
-// core plans its lineage into stages split at shuffles; each stage
-// attempt's task set is a set state (a jobState with run set) in the task
-// core; every task is its job's stage task function (stagetask.Register),
+// Every job runs in the driver loop as a job of stages (jobRun): a Job of
+// independent tasks (Context.RunJob) as one stage of one node whose
+// partitions are its tasks, a StageJob (Context.RunStages) as the lineage
+// the DAG core plans into stages split at shuffles. Each stage attempt's
+// task set is a set state (a jobState) in the task core. A StageJob's
+// every task is its job's stage task function (stagetask.Register),
 // whose input — the stage task with the blocks it reads, from the
 // map-output tracker at launch — is built when the task is launched. It
 // runs on any executor against the executor's shuffle (shuffleenv: served
 // to other hosts by coarse and fine executors, read from disk on the same
 // host as in local mode). A map task's output comes back as its block
 // sizes and location and becomes a map status in the tracker; a fetch
-// failure comes back as output too and reaches the task core as
-// scheduler.FetchFailed (the set becomes a zombie, no task failure is
-// counted) and the DAG core as a fetch failure, which recomputes the lost
-// output and resubmits the stage. A lost executor's outputs are
+// failure ends the attempt with the FetchFailed end reason as the update
+// arrives (finish): the task core sees scheduler.FetchFailed (the set
+// becomes a zombie, no task failure is counted) and the DAG core a fetch
+// failure, which recomputes the lost output and resubmits the stage. A lost executor's outputs are
 // unregistered by the DAG core when the backend reports the loss.
 
 // StageJob is a job of stages: the lineage the DAG core plans (Spec.Name is
@@ -65,7 +67,7 @@ func (j *StageJob) description() string {
 // dataset whose records it writes to the shuffle ("map at wc.go:99"; the
 // two map stages of a join are named for their own sides), the result
 // stage by the action ("saveAsTextFile at wc.go:115").
-func (r *stagesRun) stageName(ts *dagscheduler.TaskSet) string {
+func (r *jobRun) stageName(ts *dagscheduler.TaskSet) string {
 	if ts.Kind != dagscheduler.MapTask && r.job.ResultStage != "" {
 		return r.job.ResultStage
 	}
@@ -75,10 +77,14 @@ func (r *stagesRun) stageName(ts *dagscheduler.TaskSet) string {
 	return r.job.description()
 }
 
-// stagesRun is a job of stages in flight.
-type stagesRun struct {
-	job      *StageJob
-	umbrella *jobState // what RunStages waits on: done, err, results by output id
+// jobRun is a job in flight: a job of stages, or a Job of independent
+// tasks as one (plainRun).
+type jobRun struct {
+	job *StageJob
+	// plain are a Job's tasks, partition i running plain[i] (nil for a
+	// StageJob, whose tasks run its stage task function)
+	plain    []Task
+	umbrella *jobState // what RunJob and RunStages wait on: done, err, results by output id
 	nodes    map[dagscheduler.NodeID]*dagscheduler.Node
 	// aborted is the task set abort that failed the job, with the stage,
 	// task and attempt of its last failure (the job's error carries its
@@ -146,16 +152,20 @@ type stagesInput struct {
 }
 
 func (in *stagesInput) apply(c *driverCore, now time.Time) {
-	in.js, in.err = c.submitStages(in.job, now)
+	in.js, in.err = c.submitRun(newStagesRun(in.job), now)
 }
 func (in *stagesInput) reply() { close(in.done) }
 
-// submitStages plans a job of stages and submits what is missing.
-func (c *driverCore) submitStages(job *StageJob, now time.Time) (*jobState, error) {
+func newStagesRun(job *StageJob) *jobRun { return &jobRun{job: job} }
+
+// submitRun plans a job and submits what is missing: the one submission
+// path of every job.
+func (c *driverCore) submitRun(run *jobRun, now time.Time) (*jobState, error) {
 	if c.stopped {
 		return nil, ErrStopped
 	}
-	run := &stagesRun{job: job, nodes: make(map[dagscheduler.NodeID]*dagscheduler.Node, len(job.Spec.Nodes)), submitted: now}
+	job := run.job
+	run.nodes, run.submitted = make(map[dagscheduler.NodeID]*dagscheduler.Node, len(job.Spec.Nodes)), now
 	for i := range job.Spec.Nodes {
 		run.nodes[job.Spec.Nodes[i].ID] = &job.Spec.Nodes[i]
 		for _, d := range job.Spec.Nodes[i].Deps {
@@ -166,10 +176,11 @@ func (c *driverCore) submitStages(job *StageJob, now time.Time) (*jobState, erro
 	}
 	um := &jobState{job: &Job{Name: job.description(), Pool: job.Spec.Pool}, done: make(chan struct{}), lastIndex: -1, run: run, stage: -1}
 	run.umbrella = um
-	c.bindingRun = run
-	defer func() { c.bindingRun = nil }()
 	id, evs, err := c.dag.SubmitJob(job.Spec, now)
 	if err != nil {
+		if run.plain != nil {
+			return nil, fmt.Errorf("framework: submit job %q: %w", job.Spec.Name, err)
+		}
 		return nil, fmt.Errorf("framework: %w", err)
 	}
 	um.id = id
@@ -184,10 +195,17 @@ func (c *driverCore) submitStages(job *StageJob, now time.Time) (*jobState, erro
 	um.results = make([]Result, n)
 	c.runs[id] = run
 	if c.listening() {
-		c.out.events = append(c.out.events, event.JobStart{Time: now, JobID: id, Name: job.description(), NumTasks: n})
+		var stages []int
+		for _, e := range evs {
+			if s, ok := e.(dagscheduler.SubmitTaskSet); ok {
+				stages = append(stages, s.TaskSet.StageID)
+			}
+		}
+		c.out.events = append(c.out.events, event.JobStart{Time: now, JobID: id, Name: job.description(), StageIDs: stages, NumTasks: n})
 	}
-	if err := c.applyDAG(evs, now); err != nil {
-		c.applyDAG(c.dag.CancelJob(id, err.Error(), now), now)
+	if err := c.applyDAG(evs, now, nil); err != nil {
+		delete(c.runs, id)
+		c.applyDAG(c.dag.CancelJob(id, err.Error(), now), now, nil)
 		return nil, err
 	}
 	c.dirty, c.changed = true, true
@@ -195,17 +213,21 @@ func (c *driverCore) submitStages(job *StageJob, now time.Time) (*jobState, erro
 }
 
 // submitRunSet hands a stage attempt of a run to the task core.
-func (c *driverCore) submitRunSet(run *stagesRun, ts *dagscheduler.TaskSet, now time.Time) error {
+func (c *driverCore) submitRunSet(run *jobRun, ts *dagscheduler.TaskSet, now time.Time) error {
 	n := len(ts.Partitions)
 	js := &jobState{id: run.umbrella.id, stage: ts.StageID, setID: setIDOf(ts.ID), dagSet: ts, run: run,
 		job:  &Job{Name: run.stageName(ts), Pool: run.job.Spec.Pool, Tasks: make([]Task, n)},
 		done: make(chan struct{}), results: make([]Result, n), lastIndex: -1}
 	for i := range js.job.Tasks {
-		// the input is built at launch: it carries the blocks to read then
-		js.job.Tasks[i] = Task{Function: stagetask.FunctionPrefix + ts.Job, Preferred: ts.Preferred[i]}
+		// the input is built at launch (taskInput): a stage task carries
+		// the blocks to read then
+		js.job.Tasks[i] = Task{Preferred: ts.Preferred[i]}
 	}
 	js.files = c.files
 	if err := c.sched.Submit(taskSet(js), now); err != nil {
+		if run.plain != nil {
+			return fmt.Errorf("framework: submit job %q: %w", run.job.Spec.Name, err)
+		}
 		return fmt.Errorf("framework: submit stage %d of job %q: %w", ts.StageID, run.job.Spec.Name, err)
 	}
 	c.jobs[js.setID] = js
@@ -220,10 +242,14 @@ func (c *driverCore) submitRunSet(run *stagesRun, ts *dagscheduler.TaskSet, now 
 	return nil
 }
 
-// stageInput is the encoded stage task of launch l of a run's set.
-func (c *driverCore) stageInput(js *jobState, l *scheduler.Launch) (Task, error) {
+// taskInput is the task launch l of a set runs: a Job's task as given,
+// or the encoded stage task with the blocks it reads.
+func (c *driverCore) taskInput(js *jobState, l *scheduler.Launch) (Task, error) {
 	ts := js.dagSet
 	t := ts.Task(l.Index)
+	if tasks := js.run.plain; tasks != nil {
+		return tasks[t.Partition], nil
+	}
 	host := l.Host
 	if e := c.execs[l.ExecutorID]; e != nil && host == "" {
 		host = e.host
@@ -235,23 +261,23 @@ func (c *driverCore) stageInput(js *jobState, l *scheduler.Launch) (Task, error)
 		st.Kind = stagetask.Map
 	}
 	snaps := map[int]*mapoutput.Snapshot{}
-	for _, rk := range js.run.reads(ts, t.Partition) {
-		r := stagetask.Read{ShuffleID: rk.shuffle, Reduce: rk.reduce}
-		snap, err := snaps[rk.shuffle], error(nil)
+	for _, rk := range ts.ShuffleReads(l.Index) {
+		r := stagetask.Read{ShuffleID: rk.ShuffleID, Reduce: rk.Reduce}
+		snap, err := snaps[rk.ShuffleID], error(nil)
 		if snap == nil {
-			if snap, err = c.dag.Tracker().Snapshot(rk.shuffle); err == nil {
-				snaps[rk.shuffle] = snap
+			if snap, err = c.dag.Tracker().Snapshot(rk.ShuffleID); err == nil {
+				snaps[rk.ShuffleID] = snap
 			}
 		}
 		if err == nil {
-			r.Groups, err = snap.Blocks(rk.reduce, rk.reduce+1)
+			r.Groups, err = snap.Blocks(rk.Reduce, rk.Reduce+1)
 		}
 		var ff *mapoutput.FetchFailure
 		switch {
 		case errors.As(err, &ff):
 			r.Missing = ff
 		case err != nil:
-			r.Missing = &mapoutput.FetchFailure{ShuffleID: rk.shuffle, MapIndex: -1, ReduceIndex: rk.reduce, Message: err.Error()}
+			r.Missing = &mapoutput.FetchFailure{ShuffleID: rk.ShuffleID, MapIndex: -1, ReduceIndex: rk.Reduce, Message: err.Error()}
 		}
 		st.Reads = append(st.Reads, r)
 	}
@@ -262,93 +288,19 @@ func (c *driverCore) stageInput(js *jobState, l *scheduler.Launch) (Task, error)
 	return Task{Function: enc.Function, Codec: enc.Codec, Input: enc.Input}, nil
 }
 
-// readKey is one reduce partition of one shuffle.
-type readKey struct{ shuffle, reduce int }
-
-// reads are the reduce partitions partition p of ts's pipeline reads:
-// walking the job's lineage from the stage's node through narrow
-// dependencies to the shuffles at the stage's boundary (a coalesce above
-// a shuffle reads several of its partitions), each once, in walk order.
-func (r *stagesRun) reads(ts *dagscheduler.TaskSet, p int) []readKey {
-	if r.nodes[ts.Node] == nil { // not this job's lineage: partition p of each
-		out := make([]readKey, len(ts.Reads))
-		for i, s := range ts.Reads {
-			out[i] = readKey{s, p}
-		}
-		return out
+// output decodes what task set ts's task returned: a Job's task's bytes
+// are its value; a stage task's are its encoded output.
+func (r *jobRun) output(ts *dagscheduler.TaskSet, data []byte) (stagetask.Output, error) {
+	if r.plain != nil {
+		return stagetask.Output{Value: data}, nil
 	}
-	type np struct {
-		node dagscheduler.NodeID
-		p    int
-	}
-	var out []readKey
-	seen := map[np]bool{}
-	have := map[readKey]bool{}
-	var walk func(id dagscheduler.NodeID, p int)
-	walk = func(id dagscheduler.NodeID, p int) {
-		n := r.nodes[id]
-		if n == nil || seen[np{id, p}] {
-			return
-		}
-		seen[np{id, p}] = true
-		for _, d := range n.Deps {
-			switch d.Kind {
-			case dagscheduler.Shuffle:
-				if k := (readKey{d.ShuffleID, p}); !have[k] {
-					have[k] = true
-					out = append(out, k)
-				}
-			case dagscheduler.OneToOne:
-				walk(d.Parent, p)
-			case dagscheduler.Range:
-				if parent := r.nodes[d.Parent]; parent != nil && p >= d.Offset && p < d.Offset+parent.Partitions {
-					walk(d.Parent, p-d.Offset)
-				}
-			case dagscheduler.Groups:
-				if p < len(d.Groups) {
-					for _, q := range d.Groups[p] {
-						walk(d.Parent, q)
-					}
-				}
-			}
-		}
-	}
-	walk(ts.Node, p)
-	return out
+	return stagetask.DecodeOutput(ts.Job, data)
 }
 
-// stageOutput decodes what a run's task returned. A map task's output
-// becomes its status; a fetch failure is kept for the failure it turns into.
-func (c *driverCore) stageOutput(a attempt, data []byte) (stagetask.Output, error) {
-	return stagetask.DecodeOutput(a.job.dagSet.Job, data)
-}
-
-// finishStageTask handles a successful update of a run's task: a fetch
-// failure becomes a FetchFailed failure; anything else is a success whose
-// output the DAG core gets.
-func (c *driverCore) finishStageTask(u *backend.StatusUpdate, a attempt, data []byte, now time.Time) {
-	out, err := c.stageOutput(a, data)
-	if err != nil {
-		c.fail(u, scheduler.Failure{Kind: scheduler.DecodeError, Message: fmt.Sprintf("stage task output: %v", err)}, now)
-		return
-	}
-	id := scheduler.TaskID(u.TaskID)
-	if out.FetchFailure != nil {
-		c.fetchFailures[id] = out.FetchFailure
-		c.fail(u, scheduler.Failure{Kind: scheduler.FetchFailed, Message: out.FetchFailure.Error()}, now)
-		delete(c.fetchFailures, id)
-		return
-	}
-	c.outputs[id] = out
-	evs := c.sched.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(out.Value))}, now)
-	c.process(evs, u, now)
-	delete(c.outputs, id)
-	c.changed = true
-}
-
-// runTaskSucceeded tells the DAG core about a run task's success.
-func (c *driverCore) runTaskSucceeded(id scheduler.TaskID, a attempt, now time.Time) {
-	out := c.outputs[id]
+// taskSucceeded tells the DAG core about a task's success, whose output
+// end carries.
+func (c *driverCore) taskSucceeded(id scheduler.TaskID, a attempt, end *taskEnd, now time.Time) {
+	out := &end.out
 	t := a.job.dagSet.Task(a.index)
 	host := ""
 	if e := c.execs[a.executor]; e != nil {
@@ -373,23 +325,19 @@ func (c *driverCore) runTaskSucceeded(id scheduler.TaskID, a attempt, now time.T
 		// cached partitions prefer this executor until it is lost
 		c.dag.CacheAdded(dagscheduler.NodeID(cp.Node), cp.Partition, scheduler.Location{ExecutorID: a.executor, Host: host})
 	}
-	c.resultValue = out.Value
-	c.applyDAG(c.dag.TaskEnded(te, now), now)
-	c.resultValue = nil
+	res := &Result{Attempt: a.attempt, ExecutorID: a.executor, Output: out.Value, Metrics: metricsOf(&end.u.Metrics)}
+	c.applyDAG(c.dag.TaskEnded(te, now), now, res)
 }
 
-// runFetchFailed tells the DAG core about a run task's fetch failure.
-func (c *driverCore) runFetchFailed(id scheduler.TaskID, a attempt, msg string, now time.Time) {
-	ff := c.fetchFailures[id]
-	if ff == nil {
-		return
-	}
+// taskFetchFailed tells the DAG core about a task's fetch failure.
+func (c *driverCore) taskFetchFailed(a attempt, ff *mapoutput.FetchFailure, msg string, now time.Time) {
 	t := a.job.dagSet.Task(a.index)
 	c.applyDAG(c.dag.TaskEnded(dagscheduler.TaskEnd{Task: t, Reason: dagscheduler.FetchFailed, ExecutorID: a.executor,
-		FetchFailure: ff, Message: msg}, now), now)
+		FetchFailure: ff, Message: msg}, now), now, nil)
 }
 
-// endRunSet forgets a run's task set that will launch nothing more.
+// endRunSet ends a stage: it forgets a run's task set that will launch
+// nothing more.
 func (c *driverCore) endRunSet(js *jobState, reason string, now time.Time) {
 	if js.ended {
 		return
@@ -402,8 +350,10 @@ func (c *driverCore) endRunSet(js *jobState, reason string, now time.Time) {
 	}
 }
 
-// endRun completes or fails a job of stages.
-func (c *driverCore) endRun(run *stagesRun, reason string, failed bool, now time.Time) {
+// endRun completes or fails a job: the one end of every job. A failed
+// job's error names the task set abort that failed it, if one did (its
+// reason, stage, task and attempt), else the DAG core's reason.
+func (c *driverCore) endRun(run *jobRun, reason string, failed bool, now time.Time) {
 	um := run.umbrella
 	if um.ended {
 		return
@@ -412,10 +362,12 @@ func (c *driverCore) endRun(run *stagesRun, reason string, failed bool, now time
 	delete(c.runs, um.id)
 	if failed {
 		je := &JobError{JobID: um.id, Job: um.job.Name, StageID: -1, Reason: reason, TaskIndex: -1, Cause: um.cause}
-		if ab := run.aborted; ab != nil && ab.LastFailure != nil {
-			f := ab.LastFailure
-			je.StageID, je.TaskIndex, je.Attempt = run.abortedStage, run.abortedIndex, run.attempt
-			je.FailureKind, je.Message, je.Stack = f.Kind.String(), f.Message, f.Stack
+		if ab := run.aborted; ab != nil {
+			je.StageID, je.Reason = run.abortedStage, ab.Reason
+			if f := ab.LastFailure; f != nil {
+				je.TaskIndex, je.Attempt = run.abortedIndex, run.attempt
+				je.FailureKind, je.Message, je.Stack = f.Kind.String(), f.Message, f.Stack
+			}
 		}
 		um.err = je
 		um.results = nil
@@ -435,15 +387,18 @@ func (c *driverCore) endRun(run *stagesRun, reason string, failed bool, now time
 	}
 }
 
-// cancelRun ends a job of stages because its context ended or the driver stops.
-func (c *driverCore) cancelRun(run *stagesRun, cause error, now time.Time) {
+// cancelRun ends a job because its context ended or the driver stops:
+// the DAG core cancels its stages no other job needs, whose task sets the
+// task core aborts (killing their attempts) for the same reason.
+func (c *driverCore) cancelRun(run *jobRun, cause error, now time.Time) {
 	um := run.umbrella
 	if um.ended {
 		return
 	}
 	um.cause = cause
-	c.applyDAG(c.dag.CancelJob(um.id, fmt.Sprintf("job cancelled: %v", cause), now), now)
-	c.endRun(run, fmt.Sprintf("job cancelled: %v", cause), true, now)
+	reason := fmt.Sprintf("job cancelled: %v", cause)
+	c.applyDAG(c.dag.CancelJob(um.id, reason, now), now, nil)
+	c.endRun(run, reason, true, now)
 	c.changed = true
 }
 

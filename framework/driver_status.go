@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/scheduler"
 )
 
@@ -25,7 +26,7 @@ func (c *driverCore) statusUpdate(u *backend.StatusUpdate, now time.Time) {
 		c.finish(u, u.Result, now)
 	case scheduler.Failed, scheduler.KilledState, scheduler.Lost:
 		c.freeSlot(scheduler.TaskID(u.TaskID))
-		c.fail(u, failureOf(u), now)
+		c.fail(u, failureOf(u), nil, now)
 	default:
 		c.log.Warnf("ignoring status update for task %d with state %s", u.TaskID, u.State)
 	}
@@ -48,7 +49,7 @@ func (c *driverCore) fetched(u *backend.StatusUpdate, ind *backend.IndirectResul
 	c.out.Releases = append(c.out.Releases, backend.Release{ExecutorID: ind.ExecutorID, BlockID: ind.BlockID})
 	if err != nil {
 		c.fail(u, scheduler.Failure{Kind: scheduler.ResultLost,
-			Message: fmt.Sprintf("fetch result %s of task %d from executor %s: %v", ind.BlockID, u.TaskID, ind.ExecutorID, err)}, now)
+			Message: fmt.Sprintf("fetch result %s of task %d from executor %s: %v", ind.BlockID, u.TaskID, ind.ExecutorID, err)}, nil, now)
 		return
 	}
 	c.finish(u, data, now)
@@ -69,29 +70,32 @@ func checkFetched(ind *backend.IndirectResult, data []byte) error {
 	return nil
 }
 
-// finish reports a successful attempt with its result bytes to the core.
+// finish reports an attempt that returned data to the core: a success
+// with its output, or — when the output says it could not read a shuffle
+// block — a failure whose end reason is FetchFailed.
 func (c *driverCore) finish(u *backend.StatusUpdate, data []byte, now time.Time) {
 	id := scheduler.TaskID(u.TaskID)
 	a, ok := c.running[id]
 	if !ok {
 		return
 	}
-	if a.job.run != nil {
-		c.finishStageTask(u, a, data, now)
+	out, err := a.job.run.output(a.job.dagSet, data)
+	if err != nil {
+		c.fail(u, scheduler.Failure{Kind: scheduler.DecodeError, Message: fmt.Sprintf("stage task output: %v", err)}, nil, now)
 		return
 	}
-	evs := c.sched.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(data))}, now)
-	for _, e := range evs {
-		if s, ok := e.(scheduler.TaskSucceeded); ok && s.TaskID == id && !a.job.ended {
-			a.job.results[a.index] = Result{Index: a.index, Attempt: a.attempt, ExecutorID: a.executor, Output: data, Metrics: metricsOf(&u.Metrics)}
-		}
+	if ff := out.FetchFailure; ff != nil {
+		c.fail(u, scheduler.Failure{Kind: scheduler.FetchFailed, Message: ff.Error()}, ff, now)
+		return
 	}
-	c.process(evs, u, now)
+	evs := c.sched.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(out.Value))}, now)
+	c.process(evs, &taskEnd{u: u, out: out}, now)
 	c.changed = true
 }
 
-// fail reports a failed, killed or lost attempt to the core.
-func (c *driverCore) fail(u *backend.StatusUpdate, f scheduler.Failure, now time.Time) {
+// fail reports a failed, killed or lost attempt to the core; ff is the
+// block a FetchFailed attempt could not read.
+func (c *driverCore) fail(u *backend.StatusUpdate, f scheduler.Failure, ff *mapoutput.FetchFailure, now time.Time) {
 	id := scheduler.TaskID(u.TaskID)
 	if _, ok := c.running[id]; !ok {
 		return
@@ -100,7 +104,7 @@ func (c *driverCore) fail(u *backend.StatusUpdate, f scheduler.Failure, now time
 	if st != scheduler.KilledState && st != scheduler.Lost {
 		st = scheduler.Failed
 	}
-	c.process(c.sched.StatusUpdate(id, scheduler.Update{State: st, Failure: &f}, now), u, now)
+	c.process(c.sched.StatusUpdate(id, scheduler.Update{State: st, Failure: &f}, now), &taskEnd{u: u, fetchFailure: ff}, now)
 	c.dirty, c.changed = true, true
 }
 

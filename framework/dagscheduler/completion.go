@@ -100,7 +100,7 @@ func (s *Scheduler) resultSucceeded(st *stage, te TaskEnd) {
 		return
 	}
 	s.finishStage(st, "", false)
-	s.endJob(j, fmt.Sprintf("job %d finished", j.id))
+	s.endJob(j, "", fmt.Sprintf("job %d finished", j.id))
 	s.emit(JobSucceeded{JobID: j.id})
 }
 

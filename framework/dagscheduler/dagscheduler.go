@@ -458,7 +458,7 @@ func (s *Scheduler) submitMissingTasks(st *stage, jobID int64, now time.Time) {
 	st.state = stRunning
 	ts := &TaskSet{ID: fmt.Sprintf("%d.%d", st.id, attempt), JobID: jobID, StageID: st.id, Attempt: attempt,
 		Kind: st.kind, Job: st.jobName, Node: st.node.ID, Epoch: s.tracker.Epoch(), Pool: st.pool,
-		Partitions: parts, OutputIDs: outs, Preferred: make([][]scheduler.Location, len(parts))}
+		Partitions: parts, OutputIDs: outs, Preferred: make([][]scheduler.Location, len(parts)), node: st.node}
 	if st.kind == MapTask {
 		ts.ShuffleID, ts.NumReduces = st.shuffleID, st.numReduces
 	}

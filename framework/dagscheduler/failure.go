@@ -109,7 +109,7 @@ func (s *Scheduler) rollback(ms *stage, what, cause string, now time.Time) {
 			clear(st.job.finished)
 			st.job.nFinished = 0
 		} else if st.kind == ResultTask && st.job.nFinished > 0 {
-			s.failJob(st.job, fmt.Sprintf("stage %d (%s) reads the output of indeterminate stage %d, which must be recomputed after: %s; "+
+			s.failJob(st.job, "", fmt.Sprintf("stage %d (%s) reads the output of indeterminate stage %d, which must be recomputed after: %s; "+
 				"%d of its results were already returned and cannot be rolled back; make the input deterministic (e.g. sort it) before the shuffle",
 				st.id, st.name(), ms.id, cause, st.job.nFinished), false)
 			continue
@@ -155,20 +155,22 @@ func (s *Scheduler) abortStage(st *stage, reason string) {
 	}
 	for _, id := range ids {
 		if j := s.jobs[id]; j != nil {
-			s.failJob(j, "job aborted due to stage failure: "+reason, false)
+			s.failJob(j, "", "job aborted due to stage failure: "+reason, false)
 		}
 	}
 }
 
-func (s *Scheduler) failJob(j *job, reason string, cancelled bool) {
-	s.endJob(j, reason)
+// failJob ends j with reason; cause, when set, is what the job's
+// cancelled task sets are killed for (CancelTaskSet.Cause).
+func (s *Scheduler) failJob(j *job, cause, reason string, cancelled bool) {
+	s.endJob(j, cause, reason)
 	s.emit(JobFailed{JobID: j.id, Reason: reason, Cancelled: cancelled})
 }
 
 // endJob forgets j; stages no other job needs are cancelled (if running)
 // and removed. Their map outputs stay registered: a later job over the
 // same lineage reuses them.
-func (s *Scheduler) endJob(j *job, reason string) {
+func (s *Scheduler) endJob(j *job, cause, reason string) {
 	delete(s.jobs, j.id)
 	for _, st := range s.sortedStages(func(st *stage) bool { return st.jobs[j.id] }) {
 		delete(st.jobs, j.id)
@@ -176,7 +178,7 @@ func (s *Scheduler) endJob(j *job, reason string) {
 			continue
 		}
 		if st.state == stRunning {
-			s.emit(CancelTaskSet{TaskSetID: st.latestSet.ID, Reason: reason})
+			s.emit(CancelTaskSet{TaskSetID: st.latestSet.ID, Reason: reason, Cause: cause})
 			s.finishStage(st, reason, false)
 		}
 		delete(s.stages, st.id)
@@ -198,7 +200,7 @@ func (s *Scheduler) endJob(j *job, reason string) {
 // needs are cancelled.
 func (s *Scheduler) CancelJob(jobID int64, reason string, now time.Time) []Event {
 	if j := s.jobs[jobID]; j != nil {
-		s.failJob(j, fmt.Sprintf("job %d cancelled: %s", jobID, reason), true)
+		s.failJob(j, reason, fmt.Sprintf("job %d cancelled: %s", jobID, reason), true)
 	}
 	return s.flush()
 }
@@ -216,7 +218,7 @@ func (s *Scheduler) CancelStage(stageID int, reason string, now time.Time) []Eve
 	slices.Sort(ids)
 	for _, id := range ids {
 		if j := s.jobs[id]; j != nil {
-			s.failJob(j, fmt.Sprintf("job %d cancelled because stage %d was cancelled: %s", id, stageID, reason), true)
+			s.failJob(j, reason, fmt.Sprintf("job %d cancelled because stage %d was cancelled: %s", id, stageID, reason), true)
 		}
 	}
 	return s.flush()

@@ -224,6 +224,40 @@ func parentPartitions(d *Dep, parent *nodeInfo, p int) []int {
 	return nil
 }
 
+// shuffleReads are the reduce partitions partition p of n reads (see
+// TaskSet.ShuffleReads).
+func shuffleReads(n *nodeInfo, p int) []ShuffleRead {
+	type np struct {
+		n *nodeInfo
+		p int
+	}
+	var out []ShuffleRead
+	seen := map[np]bool{}
+	have := map[ShuffleRead]bool{}
+	var walk func(n *nodeInfo, p int)
+	walk = func(n *nodeInfo, p int) {
+		if seen[np{n, p}] {
+			return
+		}
+		seen[np{n, p}] = true
+		for j := range n.Deps {
+			d := &n.Deps[j]
+			if d.Kind == Shuffle {
+				if r := (ShuffleRead{d.ShuffleID, p}); !have[r] {
+					have[r] = true
+					out = append(out, r)
+				}
+				continue
+			}
+			for _, q := range parentPartitions(d, n.parents[j], p) {
+				walk(n.parents[j], q)
+			}
+		}
+	}
+	walk(n, p)
+	return out
+}
+
 // shuffleDeps returns the shuffle dependencies reachable from n through
 // narrow dependencies (the boundaries of n's stage), with the reading node,
 // in a deterministic order (depth first, dependency order), each once.

@@ -44,8 +44,8 @@ type TaskSet struct {
 	ShuffleID  int    // MapTask: the shuffle written
 	NumReduces int    // MapTask: reduce partitions of that shuffle
 	Epoch      int64  // map-output epoch when the attempt was made
-	// Reads are the shuffles the pipeline reads (its stage's boundaries):
-	// a task of partition p reads reduce partition p of each.
+	// Reads are the shuffles the pipeline reads (its stage's boundaries).
+	// Which of their reduce partitions a task reads is ShuffleReads'.
 	Reads []int
 	Pool  string
 	// Partitions of Node to compute, one task each; task i of the set
@@ -55,6 +55,28 @@ type TaskSet struct {
 	Partitions []int
 	OutputIDs  []int
 	Preferred  [][]scheduler.Location // per task
+
+	node *nodeInfo // the stage's last node, with its lineage: ShuffleReads
+}
+
+// ShuffleRead is one reduce partition of one shuffle a task reads.
+type ShuffleRead struct{ ShuffleID, Reduce int }
+
+// ShuffleReads are the reduce partitions task i of the set reads: the
+// core walks the lineage from the stage's node through its narrow
+// dependencies (Spark's NarrowDependency.getParents: a union's range, a
+// coalesce's groups) to the shuffles at the stage's boundary, each
+// partition once, in walk order. The driver asks it once per launch.
+func (ts *TaskSet) ShuffleReads(i int) []ShuffleRead {
+	p := ts.Partitions[i]
+	if ts.node == nil { // a set built outside the core: partition p of each
+		out := make([]ShuffleRead, len(ts.Reads))
+		for j, s := range ts.Reads {
+			out[j] = ShuffleRead{s, p}
+		}
+		return out
+	}
+	return shuffleReads(ts.node, p)
 }
 
 // Task describes task i of the set, for the executor and for TaskEnded.
@@ -135,6 +157,9 @@ type SubmitTaskSet struct{ TaskSet *TaskSet }
 type CancelTaskSet struct {
 	TaskSetID string
 	Reason    string
+	// Cause is the reason CancelJob or CancelStage was given, without the
+	// job it names (the task set's own abort reason); empty otherwise.
+	Cause string
 }
 
 // ResultAccepted: the result of this task is the job's result OutputID;

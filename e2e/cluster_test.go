@@ -358,6 +358,7 @@ type stateAgent struct {
 
 type stateFw struct {
 	ID               string      `json:"id"`
+	Name             string      `json:"name"`
 	Tasks            []stateTask `json:"tasks"`
 	UnreachableTasks []stateTask `json:"unreachable_tasks"`
 	CompletedTasks   []stateTask `json:"completed_tasks"`

@@ -5,14 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,46 +23,56 @@ import (
 
 const dispatcherPort = "7077"
 
-// TestDispatcherClusterMode runs `flint dispatcher` in its own container
-// beside a master and two agents, submits the pi example in cluster mode
-// from the host with the host's `flint submit` (which uploads itself), and
-// checks that the driver ran as a Mesos task on an agent, printed its
-// estimate in its sandbox and ended FINISHED.
-func TestDispatcherClusterMode(t *testing.T) {
+// TestDispatcher runs `flint dispatcher` in its own container beside a
+// master and two agents: one cluster for its subtests, which run in order
+// (the last one kills an agent).
+func TestDispatcher(t *testing.T) {
 	c := newCluster(t, 2)
 	d := c.startDispatcher()
-	id := d.submit("--driver-memory", "512m", "--example", "pi", "--", "4", "1000")
-	st := d.waitFinished(id)
-	ran := c.agentNamed(st.WorkerHostPort)
-	if logs := c.sandboxLogs(ran); !regexp.MustCompile(`Pi is roughly 3\.\d+ \(4 slices`).MatchString(logs) {
-		t.Fatalf("no estimate in %s's sandboxes:\n%s", ran.name, logs)
-	}
+	// ClusterMode submits the pi example in cluster mode from the host with
+	// the host's `flint submit` (which uploads itself), and checks that the
+	// driver ran as a Mesos task on an agent, printed its estimate in its
+	// sandbox and ended FINISHED.
+	t.Run("ClusterMode", func(t *testing.T) {
+		defer c.as(t)()
+		id := d.submit("--driver-memory", "512m", "--example", "pi", "--", "4", "1000")
+		st := d.waitFinished(id)
+		if out := d.driverStdout(st); !regexp.MustCompile(`Pi is roughly 3\.\d+ \(4 slices`).MatchString(out) {
+			t.Fatalf("no estimate in the driver's stdout on %s:\n%s", st.WorkerHostPort, out)
+		}
+	})
+	// SupervisedDriverAgentKilled: the agent running a supervised driver is
+	// killed (docker kill: the driver dies with it); the master removes the
+	// agent, the dispatcher relaunches the driver on the other agent, and the
+	// job completes there.
+	t.Run("SupervisedDriverAgentKilled", func(t *testing.T) {
+		defer c.as(t)()
+		id := d.submit("--supervise", "--driver-memory", "512m", "--example", "pi", "--", "8", "5000000")
+		var st dispatcher.StatusResponse
+		c.waitFor(2*time.Minute, "the driver to run", func() (bool, string) {
+			st, _ = d.client.Status(context.Background(), id)
+			return st.DriverState == dispatcher.Running, string(st.DriverState)
+		})
+		victim := c.agentNamed(st.WorkerHostPort)
+		if err := c.pool.Client.KillContainer(dockerKill(victim.id)); err != nil {
+			t.Fatal(err)
+		}
+		st = d.waitFinished(id)
+		if st.Attempts != 2 || st.WorkerHostPort == victim.name {
+			t.Fatalf("finished on %s after %d attempts; want the other agent, attempt 2", st.WorkerHostPort, st.Attempts)
+		}
+		if out := d.driverStdout(st); !regexp.MustCompile(`Pi is roughly 3\.\d+ \(8 slices`).MatchString(out) {
+			t.Fatalf("no estimate in the relaunched driver's stdout on %s:\n%s", st.WorkerHostPort, out)
+		}
+	})
 }
 
-// TestDispatcherSupervisedDriverAgentKilled: the agent running a supervised
-// driver is killed (docker kill: the driver dies with it); the master
-// removes the agent, the dispatcher relaunches the driver on the other
-// agent, and the job completes there.
-func TestDispatcherSupervisedDriverAgentKilled(t *testing.T) {
-	c := newCluster(t, 2)
-	d := c.startDispatcher()
-	id := d.submit("--supervise", "--driver-memory", "512m", "--example", "pi", "--", "8", "5000000")
-	var st dispatcher.StatusResponse
-	c.waitFor(2*time.Minute, "the driver to run", func() (bool, string) {
-		st, _ = d.client.Status(context.Background(), id)
-		return st.DriverState == dispatcher.Running, string(st.DriverState)
-	})
-	victim := c.agentNamed(st.WorkerHostPort)
-	if err := c.pool.Client.KillContainer(dockerKill(victim.id)); err != nil {
-		t.Fatal(err)
-	}
-	st = d.waitFinished(id)
-	if st.Attempts != 2 || st.WorkerHostPort == victim.name {
-		t.Fatalf("finished on %s after %d attempts; want the other agent, attempt 2", st.WorkerHostPort, st.Attempts)
-	}
-	if logs := c.sandboxLogs(c.agentNamed(st.WorkerHostPort)); !regexp.MustCompile(`Pi is roughly 3\.\d+ \(8 slices`).MatchString(logs) {
-		t.Fatalf("no estimate in the relaunched driver's sandbox:\n%s", logs)
-	}
+// as makes t (a subtest's) the test the cluster's helpers report to, until
+// the returned function restores the previous one.
+func (c *cluster) as(t *testing.T) (restore func()) {
+	old := c.t
+	c.t = t
+	return func() { c.t = old }
 }
 
 // dispatcherNode is a `flint dispatcher` container and a client of it on the host.
@@ -85,7 +95,7 @@ func (c *cluster) startDispatcher() *dispatcherNode {
 		token = strings.TrimSpace(string(b))
 		return err == nil && token != "", "not yet written"
 	})
-	d := &dispatcherNode{c: c, n: n, tokenFile: filepath.Join(c.t.TempDir(), "token"), flint: hostFlint(c.t),
+	d := &dispatcherNode{c: c, n: n, tokenFile: filepath.Join(c.t.TempDir(), "token"), flint: staticFlint(c.t),
 		master: "mesos://" + strings.TrimPrefix(n.hostURL, "http://")}
 	if err := os.WriteFile(d.tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		c.t.Fatal(err)
@@ -129,6 +139,37 @@ func (d *dispatcherNode) waitFinished(id string) dispatcher.StatusResponse {
 	return st
 }
 
+// driverStdout is the stdout of a driver's task, read through its agent's
+// /files/read (copying the agent's sandboxes out of the container would
+// carry every fetched flint binary too: tens of MB, and over 30 s under
+// load). The sandbox is <work dir>/slaves/<agent>/frameworks/<the
+// dispatcher's framework>/executors/<task>/runs/latest.
+func (d *dispatcherNode) driverStdout(st dispatcher.StatusResponse) string {
+	c := d.c
+	c.t.Helper()
+	ms, err := c.masterState()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var fw string
+	for _, f := range ms.Frameworks {
+		if f.Name == "flint-dispatcher" {
+			fw = f.ID
+		}
+	}
+	if fw == "" {
+		c.t.Fatalf("the master lists no flint-dispatcher framework: %+v", ms.Frameworks)
+	}
+	p := path.Join(agentWorkDir, "slaves", st.WorkerID, "frameworks", fw, "executors", st.TaskID, "runs", "latest", "stdout")
+	var out struct {
+		Data string `json:"data"`
+	}
+	if err := c.getJSON(c.agentNamed(st.WorkerHostPort).hostURL+"/files/read?offset=0&path="+url.QueryEscape(p), &out); err != nil {
+		c.t.Fatalf("driver stdout: %v", err)
+	}
+	return out.Data
+}
+
 // agentNamed is the agent whose host name is name.
 func (c *cluster) agentNamed(name string) *node {
 	c.t.Helper()
@@ -159,34 +200,4 @@ func (c *cluster) fileOf(n *node, path string) ([]byte, error) {
 			return io.ReadAll(tr)
 		}
 	}
-}
-
-var hostFlintBuild struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// hostFlint builds a static flint for the host once: the same binary runs
-// in the agents' FROM-scratch containers when it uploads itself.
-func hostFlint(t *testing.T) string {
-	t.Helper()
-	hostFlintBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "flint-e2e-host-")
-		if err != nil {
-			hostFlintBuild.err = err
-			return
-		}
-		hostFlintBuild.bin = filepath.Join(dir, "flint")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", hostFlintBuild.bin, "./cmd/flint")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			hostFlintBuild.err = fmt.Errorf("build flint: %w\n%s", err, out)
-		}
-	})
-	if hostFlintBuild.err != nil {
-		t.Fatal(hostFlintBuild.err)
-	}
-	return hostFlintBuild.bin
 }

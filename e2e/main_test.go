@@ -30,8 +30,10 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// env is what every test shares: the Docker pool and the image, set up by
-// the first test that needs them (setup) and removed when the binary ends.
+// env is what every test shares: the Docker pool, the image and the static
+// flint binary inside it, set up by the first test that needs them (setup)
+// and removed when the binary ends. The build is once per test binary: every
+// suite (the dispatcher's too) starts its containers from this image.
 var env struct {
 	once  sync.Once
 	err   error
@@ -39,6 +41,9 @@ var env struct {
 	image string // repository:tag
 	built bool
 	took  time.Duration
+	// binDir holds flint, the static binary built into the image: the
+	// dispatcher suite's host-side `flint submit` runs (and uploads) it.
+	binDir string
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(runThenTeardown{m}) }
@@ -66,6 +71,15 @@ func setup(t *testing.T) (*dockertest.Pool, string) {
 		t.Fatalf("e2e setup: %v", env.err)
 	}
 	return env.pool, env.image
+}
+
+// staticFlint is the static linux flint binary the image holds (built by
+// setup, once): tests that run flint on the host use it rather than linking
+// another.
+func staticFlint(t *testing.T) string {
+	t.Helper()
+	setup(t)
+	return filepath.Join(env.binDir, "flint")
 }
 
 func buildImage() error {
@@ -134,18 +148,39 @@ func buildContext() (string, error) {
 	if err := os.Chmod(tmp, 0o1777); err != nil {
 		return dir, err
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "flint"), "./cmd/flint")
+	if env.binDir, err = os.MkdirTemp("", "flint-e2e-bin-"); err != nil {
+		return dir, err
+	}
+	bin := filepath.Join(env.binDir, "flint")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/flint")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return dir, fmt.Errorf("building a static flint binary for the image (CGO_ENABLED=0 go build ./cmd/flint): %w\n%s", err, out)
 	}
+	// A hard link when the temp dirs share a file system, else a copy.
+	if err := os.Link(bin, filepath.Join(dir, "flint")); err != nil {
+		if err := copyFile(bin, filepath.Join(dir, "flint")); err != nil {
+			return dir, fmt.Errorf("image context: %w", err)
+		}
+	}
 	return dir, nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
 }
 
 // teardown removes the image and closes the Docker client's idle
 // connections (their goroutines would otherwise count as leaks).
 func teardown() {
+	if env.binDir != "" {
+		_ = os.RemoveAll(env.binDir)
+	}
 	if env.pool == nil {
 		return
 	}

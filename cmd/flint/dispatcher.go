@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,7 +43,7 @@ type dispatcherFlags struct {
 	logLevel, logFormat                                                                              string
 	port, maxDrivers, maxRetries                                                                     int
 	noAuth                                                                                           bool
-	failover, minBackoff, maxBackoff                                                                 time.Duration
+	failover, minBackoff, maxBackoff, zkSession                                                      time.Duration
 }
 
 func dispatcherCommand() *cobra.Command {
@@ -66,7 +67,8 @@ func dispatcherCommand() *cobra.Command {
 	fs.IntVar(&f.port, "port", 7077, "port of the REST API and the page (Spark's dispatcher port)")
 	fs.StringVar(&f.advertise, "advertise-host", "", "host agents fetch uploaded programs from (default: this host's address towards the master)")
 	fs.StringVar(&f.store, "store", defaultDispatcherDir(), "directory of the dispatcher's records, uploaded programs and secrets key")
-	fs.StringVar(&f.zk, "zk", "", "keep the records and framework id in ZooKeeper (Spark's spark.deploy.zookeeper.url): zk://host:2181[,host:2181]/path (default path /flint/dispatcher); uploads and the secrets key stay in --store")
+	fs.StringVar(&f.zk, "zk", "", "keep the records and framework id in ZooKeeper (Spark's spark.deploy.zookeeper.url) and elect a leader among the dispatchers started with the same URL (the others are standbys): zk://host:2181[,host:2181]/path (default path /flint/dispatcher); uploads, the secrets key and the token stay in --store, which standbys must share (the same directory, or copies of it)")
+	fs.DurationVar(&f.zkSession, "zk-session-timeout", 10*time.Second, "ZooKeeper session timeout of the records and of the leader election (--zk): a killed leader's standby takes over this long after")
 	fs.IntVar(&f.maxDrivers, "max-drivers", 0, "drivers launched or running at once; 0 is no limit (the rest wait in FIFO order)")
 	fs.IntVar(&f.maxRetries, "max-retries", 3, "relaunches of a supervised driver that fails")
 	fs.DurationVar(&f.minBackoff, "min-backoff", time.Second, "delay before a supervised driver's first relaunch (doubled per relaunch)")
@@ -168,18 +170,23 @@ func runDispatcher(ctx context.Context, f dispatcherFlags) error {
 		}
 	}
 	var store dispatcher.Store
+	var elector *dispatcher.Elector
 	if f.zk != "" {
 		servers, root, err := dispatcher.ParseZK(f.zk)
 		if err != nil {
 			return flint.Usage(err, "flint dispatcher --help")
 		}
-		zs, err := dispatcher.NewZKStore(servers, root, 10*time.Second)
+		zs, err := dispatcher.NewZKStore(servers, root, f.zkSession)
 		if err != nil {
 			return err
 		}
 		defer zs.Close()
 		store = zs
 		log.Infof("dispatcher records in ZooKeeper %s at %s", strings.Join(servers, ","), root)
+		if elector, err = dispatcher.NewElector(servers, root, f.zkSession, "http://"+net.JoinHostPort(f.restHost(), fmt.Sprint(f.port))); err != nil {
+			return err
+		}
+		defer elector.Close()
 	} else if store, err = dispatcher.NewDirStore(filepath.Join(f.store, "records")); err != nil {
 		return err
 	}
@@ -218,41 +225,87 @@ func runDispatcher(ctx context.Context, f dispatcherFlags) error {
 		return err
 	}
 	defer files.Close(context.Background())
-	d, err := dispatcher.New(dispatcher.Config{Mesos: mc, Store: store, Binaries: bins, Sealer: sealer, Files: files,
-		Core:   dispatcher.CoreConfig{MaxDrivers: f.maxDrivers, MaxRetries: f.maxRetries, MinBackoff: f.minBackoff, MaxBackoff: f.maxBackoff},
-		Logger: log, HistoryURL: f.history})
-	if err != nil {
-		return err
-	}
 	lis, err := net.Listen("tcp", net.JoinHostPort(f.host, fmt.Sprint(f.port)))
 	if err != nil {
 		return fmt.Errorf("dispatcher: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	scfg := dispatcher.ServerConfig{Token: token, Anonymous: f.noAuth}
+	var serving atomic.Pointer[http.Handler]
+	srv := &http.Server{ReadHeaderTimeout: 30 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*serving.Load()).ServeHTTP(w, r) })}
+	var lost <-chan struct{}
+	if elector != nil {
+		sh, err := dispatcher.StandbyHandler(scfg, elector.Leader)
+		if err != nil {
+			lis.Close()
+			return err
+		}
+		serving.Store(&sh)
+		go func() { _ = srv.Serve(lis) }()
+		log.Infof("standby on http://%s until it wins the ZooKeeper election", lis.Addr())
+		if lost, err = elector.Lead(ctx); err != nil {
+			_ = srv.Close()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		log.Info("leading: this dispatcher won the ZooKeeper election")
+	}
+	d, err := dispatcher.New(dispatcher.Config{Mesos: mc, Store: store, Binaries: bins, Sealer: sealer, Files: files,
+		Core:   dispatcher.CoreConfig{MaxDrivers: f.maxDrivers, MaxRetries: f.maxRetries, MinBackoff: f.minBackoff, MaxBackoff: f.maxBackoff},
+		Logger: log, HistoryURL: f.history})
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
 	if err := d.Start(ctx); err != nil {
+		_ = srv.Close()
 		lis.Close()
 		return err
 	}
-	h, err := dispatcher.Handler(d, dispatcher.ServerConfig{Token: token, Anonymous: f.noAuth,
-		Page: dispatcher.PageConfig{Master: d.MasterAddr, FrameworkID: d.FrameworkID, HistoryURL: f.history, DriverUIs: d.DriverUIs}})
+	scfg.Page = dispatcher.PageConfig{Master: d.MasterAddr, FrameworkID: d.FrameworkID, HistoryURL: f.history, DriverUIs: d.DriverUIs}
+	h, err := dispatcher.Handler(d, scfg)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
-	go func() { _ = srv.Serve(lis) }()
+	serving.Store(&h)
+	if elector == nil {
+		go func() { _ = srv.Serve(lis) }()
+	}
 	auth := "token in " + f.tokenFile
 	if f.noAuth {
 		auth = "no authentication (--no-auth)"
 	}
 	log.Infof("flint dispatcher on http://%s (%s); submit with: flint submit --deploy-mode cluster --master mesos://%s …", lis.Addr(), auth, lis.Addr())
+	var end error
 	select {
 	case <-ctx.Done():
 	case <-d.Done():
+	case <-lost:
+		end = dispatcher.ErrLostLeadership
+		log.Error("lost leadership in ZooKeeper: stopping (the framework stays registered for the new leader)")
 	}
 	log.Info("shutting down (the framework stays registered: running drivers keep running)")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
-	return d.Stop(sctx)
+	return errors.Join(end, d.Stop(sctx))
+}
+
+// restHost is the host standbys name as the leader's: --advertise-host, else
+// --host unless it is a wildcard, else this host's name.
+func (f dispatcherFlags) restHost() string {
+	if f.advertise != "" {
+		return f.advertise
+	}
+	if ip := net.ParseIP(f.host); f.host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return f.host
+	}
+	if h, err := os.Hostname(); err == nil {
+		return h
+	}
+	return f.host
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -54,6 +55,15 @@ type clusterEnv struct {
 	cmd                      *exec.Cmd
 	errOut                   *bytes.Buffer
 	extra                    []string
+	via                      string // the dispatchers' address clients use (default mesos://disp)
+}
+
+// url is the address flint submit, status and kill are given.
+func (c *clusterEnv) url() string {
+	if c.via != "" {
+		return c.via
+	}
+	return "mesos://" + c.disp
 }
 
 func startCluster(t *testing.T, dispatcherFlags ...string) *clusterEnv {
@@ -124,7 +134,7 @@ func (c *clusterEnv) startDispatcher() {
 		}
 		cl, _ := dispatcher.ClientFor("mesos://"+c.disp, tok)
 		_, err = cl.List(context.Background())
-		return err == nil
+		return err == nil || isStandby(err)
 	}) {
 		t.Fatalf("dispatcher on %s not up\nstderr:\n%s", c.disp, c.errOut.String())
 	}
@@ -149,7 +159,7 @@ func (c *clusterEnv) flint(args ...string) (stdout, stderr string, code int) {
 // submit submits in cluster mode and returns the submission id.
 func (c *clusterEnv) submit(args ...string) string {
 	c.t.Helper()
-	out, errOut, code := c.flint(append([]string{"submit", "--deploy-mode", "cluster", "--master", "mesos://" + c.disp, "--driver-memory", "256m"}, args...)...)
+	out, errOut, code := c.flint(append([]string{"submit", "--deploy-mode", "cluster", "--master", c.url(), "--driver-memory", "256m"}, args...)...)
 	id := strings.TrimSpace(out)
 	if code != 0 || !strings.HasPrefix(id, "driver-") {
 		c.t.Fatalf("submit %v: exit %d, stdout %q\nstderr:\n%s", args, code, out, errOut)
@@ -162,8 +172,14 @@ func (c *clusterEnv) client() *dispatcher.Client {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	cl, _ := dispatcher.ClientFor("mesos://"+c.disp, tok)
+	cl, _ := dispatcher.ClientFor(c.url(), tok)
 	return cl
+}
+
+// isStandby reports whether err is a standby dispatcher's answer.
+func isStandby(err error) bool {
+	var ae *dispatcher.APIError
+	return errors.As(err, &ae) && ae.Code == http.StatusServiceUnavailable && strings.HasPrefix(ae.Message, dispatcher.StandbyPrefix)
 }
 
 func (c *clusterEnv) status(id string) dispatcher.StatusResponse {

@@ -17,32 +17,46 @@ import (
 )
 
 // Client talks to a dispatcher's REST API (flint submit --deploy-mode cluster,
-// flint status, flint kill).
+// flint status, flint kill). Given several dispatchers (a leader and its
+// standbys under ZooKeeper), a request goes to the one that answered last and
+// moves on to the others when it is unreachable or a standby; a Client is then
+// not for concurrent use.
 type Client struct {
-	URL   string // http://host:port
-	Token string // "" sends none
-	HTTP  *http.Client
+	URL       string   // http://host:port
+	Fallbacks []string // other dispatchers' URLs, tried in order after URL
+	Token     string   // "" sends none
+	HTTP      *http.Client
 }
 
 // ClientFor parses a dispatcher's address as flint submit takes it:
 // mesos://host:port (Spark's form for a Mesos cluster-mode dispatcher), or
-// http(s)://host:port.
+// http(s)://host:port; several dispatchers as mesos://h1:7077,h2:7077.
 func ClientFor(master, token string) (*Client, error) {
-	u, err := url.Parse(master)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("dispatcher: %q: want mesos://HOST:PORT, the dispatcher's address", master)
+	bad := fmt.Errorf("dispatcher: %q: want mesos://HOST:PORT, the dispatcher's address", master)
+	scheme, rest, ok := strings.Cut(master, "://")
+	if !ok {
+		return nil, bad
 	}
-	switch u.Scheme {
+	switch scheme {
 	case "mesos":
-		u.Scheme = "http"
+		scheme = "http"
 	case "http", "https":
 	default:
-		return nil, fmt.Errorf("dispatcher: %q: want mesos://HOST:PORT, the dispatcher's address", master)
+		return nil, bad
 	}
-	if strings.HasPrefix(u.Host, "zk:") || u.Path != "" && u.Path != "/" {
+	hosts, p, _ := strings.Cut(rest, "/")
+	if strings.HasPrefix(hosts, "zk:") || p != "" {
 		return nil, fmt.Errorf("dispatcher: %q: cluster mode talks to a dispatcher (mesos://HOST:PORT), not to a master through ZooKeeper", master)
 	}
-	return &Client{URL: u.Scheme + "://" + u.Host, Token: token, HTTP: &http.Client{Timeout: 10 * time.Minute}}, nil
+	var urls []string
+	for h := range strings.SplitSeq(hosts, ",") {
+		u, err := url.Parse(scheme + "://" + strings.TrimSpace(h))
+		if err != nil || u.Host == "" || u.User != nil {
+			return nil, bad
+		}
+		urls = append(urls, u.Scheme+"://"+u.Host)
+	}
+	return &Client{URL: urls[0], Fallbacks: urls[1:], Token: token, HTTP: &http.Client{Timeout: 10 * time.Minute}}, nil
 }
 
 // ReadToken reads a token file (trailing newline dropped).
@@ -63,9 +77,38 @@ type APIError struct {
 func (e *APIError) Error() string { return fmt.Sprintf("dispatcher: %s (HTTP %d)", e.Message, e.Code) }
 
 func (c *Client) do(ctx context.Context, method, path string, body io.Reader, hdr http.Header, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, body)
+	urls := append([]string{c.URL}, c.Fallbacks...)
+	var err error
+	for i, u := range urls {
+		if i > 0 {
+			s, ok := body.(io.Seeker)
+			if body != nil && !ok {
+				return err // the body cannot be sent again
+			}
+			if ok {
+				if _, serr := s.Seek(0, io.SeekStart); serr != nil {
+					return err
+				}
+			}
+		}
+		var next bool
+		next, err = c.doOne(ctx, u, method, path, body, hdr, out)
+		if !next {
+			if err == nil && i > 0 { // ask this one first from now on
+				c.URL, c.Fallbacks = u, append(urls[:i:i], urls[i+1:]...)
+			}
+			return err
+		}
+	}
+	return err
+}
+
+// doOne sends one request to the dispatcher at base; next reports that another
+// dispatcher should be tried (this one is unreachable or a standby).
+func (c *Client) doOne(ctx context.Context, base, method, path string, body io.Reader, hdr http.Header, out any) (next bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for k, v := range hdr {
 		req.Header[k] = v
@@ -79,24 +122,25 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, hd
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("dispatcher: %w", err)
+		return ctx.Err() == nil, fmt.Errorf("dispatcher: %w", err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return fmt.Errorf("dispatcher: %w", err)
+		return false, fmt.Errorf("dispatcher: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct{ Message string }
 		if json.Unmarshal(raw, &e) != nil || e.Message == "" {
 			e.Message = strings.TrimSpace(string(raw))
 		}
-		return &APIError{Code: resp.StatusCode, Message: e.Message}
+		standby := resp.StatusCode == http.StatusServiceUnavailable && strings.HasPrefix(e.Message, StandbyPrefix)
+		return standby, &APIError{Code: resp.StatusCode, Message: e.Message}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("dispatcher: reply: %w", err)
+		return false, fmt.Errorf("dispatcher: reply: %w", err)
 	}
-	return nil
+	return false, nil
 }
 
 // Upload sends a local program and returns its appResource (sha256:<hex>).

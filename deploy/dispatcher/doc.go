@@ -26,4 +26,10 @@
 // is the shell: it feeds the Core the Mesos connection's events, the REST
 // server's requests and its own timer, in one goroutine, and writes every changed
 // record to the store before it answers a request or launches a task.
+//
+// With ZooKeeper (ZKStore) several dispatchers may run: an Elector (elect.go)
+// lets one lead; the others serve StandbyHandler (503, naming the leader) until
+// the leader's session ends, then the next builds its Dispatcher from the
+// stored records and subscribes with the stored framework id. A Client given
+// several addresses moves on from an unreachable dispatcher or a standby.
 package dispatcher

@@ -114,14 +114,41 @@ func Handler(api API, cfg ServerConfig) (http.Handler, error) {
 		reply(w, http.StatusOK, map[string]string{"appResource": res})
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { servePage(w, api.List(), cfg.Page) })
+	return authenticate(cfg, sum, mux), nil
+}
+
+// authenticate serves h to requests that present the token (every request when
+// cfg.Anonymous).
+func authenticate(cfg ServerConfig, sum [sha256.Size]byte, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !cfg.Anonymous && !authorized(r, sum) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="flint-dispatcher"`)
 			fail(w, http.StatusUnauthorized, errors.New("dispatcher: unauthorised: present the dispatcher's token (Authorization: Bearer …; flint submit reads it from --token-file)"))
 			return
 		}
-		mux.ServeHTTP(w, r)
-	}), nil
+		h.ServeHTTP(w, r)
+	})
+}
+
+// StandbyPrefix starts a standby's answer; clients given several dispatchers
+// (mesos://h1:7077,h2:7077) recognise it and try the next.
+const StandbyPrefix = "dispatcher: standby"
+
+// StandbyHandler serves a standby dispatcher's port (one that has not won the
+// ZooKeeper election): every authenticated request is answered 503 Service
+// Unavailable, naming the leader's address when leader knows it.
+func StandbyHandler(cfg ServerConfig, leader func() (string, error)) (http.Handler, error) {
+	if !cfg.Anonymous && len(cfg.Token) < 16 {
+		return nil, errors.New("dispatcher: a token of at least 16 characters is required unless the server is anonymous")
+	}
+	sum := sha256.Sum256([]byte(cfg.Token))
+	return authenticate(cfg, sum, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		msg := StandbyPrefix + ": this dispatcher waits to lead (ZooKeeper election)"
+		if addr, err := leader(); err == nil && addr != "" {
+			msg += "; the leader is " + addr
+		}
+		fail(w, http.StatusServiceUnavailable, errors.New(msg))
+	})), nil
 }
 
 func authorized(r *http.Request, sum [sha256.Size]byte) bool {

@@ -14,11 +14,12 @@ build:
 	$(GO) build -o $(BIN)/flint ./cmd/flint
 
 ## versitygw: the S3-compatible server the storage tests start (internal/s3server), built from
-## its Go module at a pinned version into bin/.
+## its Go module at a pinned version into bin/, statically (CGO_ENABLED=0): the same binary
+## runs on loopback and in the Docker end-to-end suite's FROM scratch image (deploy/versitygw).
 VERSITYGW_VERSION := v1.8.0
-versitygw: $(BIN)/.versitygw-$(VERSITYGW_VERSION)
-$(BIN)/.versitygw-$(VERSITYGW_VERSION):
-	GOBIN=$(BIN) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+versitygw: $(BIN)/.versitygw-$(VERSITYGW_VERSION)-static
+$(BIN)/.versitygw-$(VERSITYGW_VERSION)-static:
+	CGO_ENABLED=0 GOBIN=$(BIN) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 	touch $@
 
 tools:

@@ -40,10 +40,11 @@ func Compress(name string) SaveOption { return func(o *saveOptions) { o.codec = 
 //     key, not completed; locally a file under dir/_temporary) and hands the driver what
 //     publishes it as its task result;
 //   - the driver publishes exactly one staged part per partition — the attempt the
-//     scheduler counted — when every partition is done, then aborts every other staged
-//     write under dir (failed, killed and speculative attempts: S3 uploads still open under
-//     the prefix are listed and aborted; _temporary is removed), and writes dir/_SUCCESS
-//     last;
+//     scheduler counted — when every partition is done, writes dir/_SUCCESS after the
+//     parts, then aborts every other staged write under dir (failed, killed and
+//     speculative attempts: S3 uploads still open under the prefix are listed and aborted;
+//     _temporary is removed); an attempt that stages its part after that sweep finds
+//     _SUCCESS and discards its own write;
 //   - a job that fails publishes nothing and aborts every staged write.
 //
 // dir must hold no file (Overwrite replaces it). A local dir must be on a file system the
@@ -149,15 +150,18 @@ func commitOutput(ctx context.Context, w storage.Writable, dir string, pending [
 			return errors.Join(fmt.Errorf("dataset: commit part %d of %s: %w", p, dir, err), abortOutput(ctx, w, dir))
 		}
 	}
-	if err := w.AbortStaged(ctx, dir); err != nil {
-		return fmt.Errorf("dataset: commit %s: %w", dir, err)
-	}
-	f, err := w.Create(ctx, storage.Join(dir, "_SUCCESS"))
+	// _SUCCESS before the sweep: an attempt still running (speculative, killed, launched
+	// late) that stages its part after the sweep listed sees _SUCCESS and discards its
+	// write itself (storage.Writable.Stage), so no staged write outlives the job.
+	f, err := w.Create(ctx, storage.Join(dir, storage.SuccessMarker))
 	if err == nil {
 		err = f.Close()
 	}
 	if err != nil {
-		return fmt.Errorf("dataset: commit %s: %w", dir, err)
+		return errors.Join(fmt.Errorf("dataset: commit %s: %w", dir, err), abortOutput(ctx, w, dir))
+	}
+	if err := w.AbortStaged(ctx, dir); err != nil {
+		return fmt.Errorf("dataset: %s is committed but its staged writes could not all be discarded: %w", dir, err)
 	}
 	return nil
 }

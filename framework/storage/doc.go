@@ -26,10 +26,13 @@
 // completed; locally a file under the output's _temporary directory) and hands the driver a
 // Pending — what it would take to publish the write — as its task result. The driver receives
 // exactly one result per partition (the attempt the scheduler counted), publishes those
-// (Writable.Publish: complete the multipart upload; rename), then aborts every other staged
-// write under the output (Writable.AbortStaged: abort every multipart upload still open under
-// the prefix — those of failed, killed and speculative attempts; remove _temporary), and
-// writes _SUCCESS last. A job that fails publishes nothing and aborts everything. This is the
+// (Writable.Publish: complete the multipart upload; rename), writes _SUCCESS (SuccessMarker)
+// after them, then aborts every other staged write under the output (Writable.AbortStaged:
+// abort every multipart upload still open under the prefix — those of failed, killed and
+// speculative attempts; remove _temporary). An attempt still running then (its kill not yet
+// arrived, a speculative copy) that stages after the sweep listed finds _SUCCESS once its
+// write exists and discards it (Stage fails with ErrCommitted), so no upload outlives the job.
+// A job that fails publishes nothing and aborts everything. This is the
 // protocol of Hadoop's S3A "magic" committer, with Flint's driver as the commit coordinator.
 //
 // A scheme's credentials are declared with RegisterExecutorSecrets: their configuration keys

@@ -26,7 +26,14 @@ var (
 	ErrReadOnly = errors.New("storage: scheme is read-only")
 	// ErrNoScheme: no implementation is registered for the path's scheme.
 	ErrNoScheme = errors.New("storage: no storage registered for scheme")
+	// ErrCommitted: Stage refused to write into an output whose job already committed (its
+	// directory holds SuccessMarker): a task attempt that started after the commit.
+	ErrCommitted = errors.New("storage: output already committed")
 )
+
+// SuccessMarker is the file a committed output directory holds, written by the driver after
+// every part file is published and before its final sweep of staged writes (Writable).
+const SuccessMarker = "_SUCCESS"
 
 // FileInfo describes one file as its store listed it. It is gob-encodable: the driver freezes
 // listings with the job and executors open the files they describe.
@@ -62,7 +69,11 @@ type Writable interface {
 	Create(ctx context.Context, path string) (io.WriteCloser, error)
 	// Delete removes the file at path; a missing one is not an error.
 	Delete(ctx context.Context, path string) error
-	// Stage starts writing path invisibly: nothing appears at path until Publish.
+	// Stage starts writing path invisibly: nothing appears at path until Publish. Once its
+	// staged write exists (an S3 upload created, a temporary file made) it looks for
+	// SuccessMarker beside path; when there is one it discards the write and fails with
+	// ErrCommitted. With the driver writing the marker before its final AbortStaged, every
+	// staged write is either seen by that sweep or sees the marker: none outlives the job.
 	Stage(ctx context.Context, path string) (Staged, error)
 	// Publish makes a staged write visible at its path. Publishing the same Pending twice
 	// is not an error when the first succeeded.

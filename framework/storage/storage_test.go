@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +277,39 @@ func TestHTTPRangesAndChanged(t *testing.T) {
 	body = body[:500]
 	if _, err := fs.Open(ctx, files[0], 10, -1); !errors.Is(err, storage.ErrChanged) {
 		t.Fatalf("shorter file: %v", err)
+	}
+}
+
+// A local attempt that stages after the driver committed (wrote _SUCCESS, removed
+// _temporary) removes its own staged file and _temporary and fails with ErrCommitted:
+// nothing is left beside the parts and _SUCCESS. (Before, a _temporary directory holding
+// the late attempt's file stayed in the output.)
+func TestLocalStagingAfterTheCommitLeavesNothing(t *testing.T) {
+	out := t.TempDir()
+	fs := local.FS{}
+	ctx := context.Background()
+	if err := os.WriteFile(filepath.Join(out, "part-00000"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, storage.SuccessMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.AbortStaged(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	late, err := fs.Stage(ctx, out+"/part-00000")
+	if !errors.Is(err, storage.ErrCommitted) {
+		if late != nil {
+			late.Abort()
+		}
+		t.Fatalf("staging after the commit: %v, want ErrCommitted", err)
+	}
+	ents, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"_SUCCESS", "part-00000"}) {
+		t.Fatalf("the committed output holds %v, want only _SUCCESS and part-00000", names)
 	}
 }

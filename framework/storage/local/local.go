@@ -184,6 +184,18 @@ func (FS) Stage(_ context.Context, p string) (storage.Staged, error) {
 	if err != nil {
 		return nil, wrap("stage", p, err)
 	}
+	// Only now look for the output's _SUCCESS: the driver writes it before it removes
+	// _temporary, so a file staged after that removal sees it (Writable.Stage).
+	marker := filepath.Join(filepath.Dir(op), storage.SuccessMarker)
+	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {
+		f.Close()
+		os.Remove(name)
+		os.Remove(tmp) // only when empty: another late attempt may still be in it
+		if err == nil {
+			err = fmt.Errorf("storage: stage %s: %s exists: %w", p, marker, storage.ErrCommitted)
+		}
+		return nil, err
+	}
 	return &staged{f: f, path: p}, nil
 }
 

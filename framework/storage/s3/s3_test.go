@@ -438,3 +438,52 @@ func TestRegisteredSchemeWithSecretFile(t *testing.T) {
 		t.Fatalf("a glob matching nothing: %v", err)
 	}
 }
+
+// The commit protocol's late attempt: the driver published the parts, wrote _SUCCESS and
+// swept the open uploads; then an attempt still running (a speculative copy, a task whose
+// kill has not arrived) stages its part. Its upload must not outlive the job: Stage finds
+// _SUCCESS after creating the upload, aborts it and fails with ErrCommitted. (Before, the
+// upload stayed open: nobody sweeps again.)
+func TestAttemptStagingAfterTheFinalSweepDiscardsItsUpload(t *testing.T) {
+	srv := s3server.Start(t, []string{"out"})
+	fs := newFS(t, srv, nil)
+	ctx := context.Background()
+	st, err := fs.Stage(ctx, "s3://out/job/part-00000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Write([]byte("the counted attempt\n"))
+	pd, err := st.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Publish(ctx, pd); err != nil {
+		t.Fatal(err)
+	}
+	w, err := fs.Create(ctx, "s3://out/job/"+storage.SuccessMarker)
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.AbortStaged(ctx, "s3://out/job"); err != nil {
+		t.Fatal(err)
+	}
+	late, err := fs.Stage(ctx, "s3://out/job/part-00000")
+	if !errors.Is(err, storage.ErrCommitted) {
+		if late != nil {
+			late.Abort()
+		}
+		t.Fatalf("staging after the commit: %v, want ErrCommitted", err)
+	}
+	if ups, err := fs.Uploads(ctx, "s3://out/job"); err != nil || len(ups) != 0 {
+		t.Fatalf("uploads left open under the committed output: %v (%v)", ups, err)
+	}
+	// An output without _SUCCESS (the job still writing) is staged into as before.
+	other, err := fs.Stage(ctx, "s3://out/running/part-00000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Abort()
+}

@@ -31,7 +31,23 @@ func (f *FS) Stage(ctx context.Context, p string) (storage.Staged, error) {
 	if err != nil {
 		return nil, fail("write", p, err)
 	}
-	return &upload{fs: f, ctx: ctx, path: p, loc: l, id: aws.ToString(out.UploadId), buf: make([]byte, 0, f.partSize)}, nil
+	u := &upload{fs: f, ctx: ctx, path: p, loc: l, id: aws.ToString(out.UploadId)}
+	// Only now look for the output's _SUCCESS: the driver writes it before its final sweep
+	// of open uploads, so an upload the sweep did not see (created after it listed) sees it.
+	marker := l.uri(storage.SuccessMarker)
+	if i := strings.LastIndexByte(l.key, '/'); i >= 0 {
+		marker = l.uri(l.key[:i+1] + storage.SuccessMarker)
+	}
+	if _, err := f.Stat(ctx, marker); !errors.Is(err, storage.ErrNotExist) {
+		if aerr := u.Abort(); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+		if err == nil {
+			err = fmt.Errorf("storage: s3 write %s: %s exists: %w", p, marker, storage.ErrCommitted)
+		}
+		return nil, err
+	}
+	return u, nil
 }
 
 // upload is one staged write: a multipart upload in progress.
@@ -62,10 +78,13 @@ func (u *upload) Write(b []byte) (int, error) {
 	}
 	written := 0
 	for len(b) > 0 {
-		k := min(len(b), cap(u.buf)-len(u.buf))
+		// The buffer grows as bytes come (append), up to a part: a small file does not
+		// cost a whole part's allocation (and clearing), as it did with the buffer made
+		// part-sized at Stage.
+		k := min(len(b), int(u.fs.partSize)-len(u.buf))
 		u.buf = append(u.buf, b[:k]...)
 		b, written = b[k:], written+k
-		if len(u.buf) == cap(u.buf) {
+		if len(u.buf) == int(u.fs.partSize) {
 			if err := u.send(); err != nil {
 				return written, err
 			}
@@ -84,9 +103,6 @@ func (u *upload) send() error {
 	u.etags = append(u.etags, "")
 	body := u.buf
 	u.buf, u.spare = u.spare[:0], nil
-	if u.buf == nil {
-		u.buf = make([]byte, 0, u.fs.partSize)
-	}
 	done := make(chan partDone, 1)
 	u.inflight = done
 	client, in := u.fs.client, &s3.UploadPartInput{Bucket: &u.loc.bucket, Key: &u.loc.key,

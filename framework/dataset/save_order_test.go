@@ -1,0 +1,89 @@
+package dataset_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/storage"
+	"github.com/flint-mesos/flint/framework/storage/local"
+)
+
+// orderFS is the local file system under the scheme "order", recording the committer's
+// Create, Publish and AbortStaged calls in order.
+type orderFS struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (o *orderFS) log(op string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ops = append(o.ops, op)
+}
+
+func toFile(p string) string { return "file://" + strings.TrimPrefix(p, "order://") }
+
+func (o *orderFS) Stat(ctx context.Context, p string) (storage.FileInfo, error) {
+	return local.FS{}.Stat(ctx, toFile(p))
+}
+func (o *orderFS) List(ctx context.Context, p string) ([]storage.FileInfo, error) {
+	return local.FS{}.List(ctx, toFile(p))
+}
+func (o *orderFS) Open(ctx context.Context, f storage.FileInfo, off, n int64) (io.ReadCloser, error) {
+	return local.FS{}.Open(ctx, f, off, n)
+}
+func (o *orderFS) Create(ctx context.Context, p string) (io.WriteCloser, error) {
+	o.log("create " + filepath.Base(p))
+	return local.FS{}.Create(ctx, toFile(p))
+}
+func (o *orderFS) Delete(ctx context.Context, p string) error { return local.FS{}.Delete(ctx, toFile(p)) }
+func (o *orderFS) Stage(ctx context.Context, p string) (storage.Staged, error) {
+	return local.FS{}.Stage(ctx, toFile(p))
+}
+func (o *orderFS) Publish(ctx context.Context, p storage.Pending) error {
+	o.log("publish")
+	return local.FS{}.Publish(ctx, p)
+}
+func (o *orderFS) AbortStaged(ctx context.Context, dir string) error {
+	o.log("abortStaged")
+	return local.FS{}.AbortStaged(ctx, toFile(dir))
+}
+
+// The driver writes _SUCCESS before its final sweep of staged writes: an attempt still
+// running that stages its part after the sweep listed then finds _SUCCESS and discards its
+// write itself (storage.Writable.Stage); with the sweep first, such a write (an S3 upload)
+// stayed open after the job.
+func TestCommitWritesSuccessBeforeTheFinalSweep(t *testing.T) {
+	fs := &orderFS{}
+	storage.Register("order", func(context.Context, *config.Config) (storage.FS, error) { return fs, nil })
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fc := localContext(t)
+	if _, err := saveJob.Run(context.Background(), fc, saveArgs{N: 100, Parts: 3, Out: "order://" + dir + "/out"}); err != nil {
+		t.Fatal(err)
+	}
+	fs.mu.Lock()
+	ops := slices.Clone(fs.ops)
+	fs.mu.Unlock()
+	last := slices.Index(ops, "publish")
+	for i, op := range ops {
+		if op == "publish" {
+			last = i
+		}
+	}
+	if last < 0 || !slices.Equal(ops[last+1:], []string{"create _SUCCESS", "abortStaged"}) {
+		t.Fatalf("the committer's calls: %v; want the publishes, then create _SUCCESS, then abortStaged", ops)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "_SUCCESS")); err != nil {
+		t.Fatal(err)
+	}
+}

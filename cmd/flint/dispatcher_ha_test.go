@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,4 +111,142 @@ func frameworkActive(addr, id string) bool {
 		}
 	}
 	return false
+}
+
+// startFlintProc starts a long-running flint process for the test; it is
+// interrupted (then killed) when the test ends.
+func startFlintProc(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(flintBin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return cmd
+}
+
+// TestClusterModeMasterFailoverZK: a master in ZooKeeper's election, two
+// agents, a dispatcher and its driver both reaching the master through
+// mesos://zk://…. The master is SIGKILLed while the driver runs and a new
+// one starts on its address; once ZooKeeper names it, the dispatcher
+// subscribes to it as the same framework, the agents re-register with the
+// driver's task, and the driver — still its first attempt — finishes.
+func TestClusterModeMasterFailoverZK(t *testing.T) {
+	zk := zktest.Start(t)
+	job := testDriver(t)
+	addr := freePort(t)
+	masterArgs := []string{"mesos", "master", "--listen", addr, "--zk", "zk://" + zk + "/mesos", "--zk-session-timeout", "4s", "--log-level", "warn"}
+	master := startFlintProc(t, masterArgs...)
+	work := t.TempDir()
+	for i := range 2 {
+		startFlintProc(t, "mesos", "agent", "--master", addr, "--listen", freePort(t), "--hostname", "127.0.0.1",
+			"--work-dir", filepath.Join(work, fmt.Sprint("agent-", i)), "--resources", "cpus:2;mem:2048", "--log-level", "warn")
+	}
+	if !waitfor.Poll(30*time.Second, func() bool { return masterHasAgents(addr, 2) }) {
+		t.Fatal("the master has not got 2 agents")
+	}
+	c := &clusterEnv{t: t, master: addr, home: t.TempDir(), store: t.TempDir(),
+		cmdArgs: []string{"dispatcher", "--master", "mesos://zk://" + zk + "/mesos", "--failover-timeout", "10m"}}
+	c.startDispatcher()
+	marker := filepath.Join(t.TempDir(), "done")
+	id := c.submit(job, "until", marker)
+	first := c.waitState(id, dispatcher.Running)
+	fid, err := os.ReadFile(filepath.Join(c.store, "records", "framework-id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := master.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = master.Wait()
+	killed := time.Now()
+	startFlintProc(t, masterArgs...)
+	if !waitfor.Poll(90*time.Second, func() bool { return frameworkActive(addr, strings.TrimSpace(string(fid))) }) {
+		t.Fatalf("the new master has no active framework %s: the dispatcher did not follow it\ndispatcher stderr:\n%s", fid, c.errOut.String())
+	}
+	t.Logf("the dispatcher subscribed to the new master %v after the old one was killed", time.Since(killed).Round(time.Millisecond))
+	if st := c.status(id); st.DriverState != dispatcher.Running || st.TaskID != first.TaskID || st.Attempts != 1 {
+		t.Fatalf("after the failover the driver is %s task %s attempts %d, want RUNNING %s 1", st.DriverState, st.TaskID, st.Attempts, first.TaskID)
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := c.waitState(id, dispatcher.Finished)
+	t.Logf("the driver finished %v after the old master was killed", time.Since(killed).Round(time.Millisecond))
+	if st.Attempts != 1 || st.TaskID != first.TaskID {
+		t.Fatalf("finished as task %s after %d attempts, want %s, 1", st.TaskID, st.Attempts, first.TaskID)
+	}
+}
+
+// TestClusterModeSupervisedRelaunchKeepsFrameworkID: a supervised driver
+// that crashes (exits without tearing its framework down) is relaunched
+// subscribing as the same framework (flint.mesos.driver.frameworkId): the
+// master lists one framework for the driver, across both attempts, and the
+// second attempt finishes.
+func TestClusterModeSupervisedRelaunchKeepsFrameworkID(t *testing.T) {
+	job := testDriver(t)
+	work := t.TempDir()
+	c := &clusterEnv{t: t, master: startMesosLocalIn(t, work), home: t.TempDir(), store: t.TempDir()}
+	c.startDispatcher()
+	marker := filepath.Join(t.TempDir(), "ran")
+	id := c.submit("--supervise", job, "crash-once", marker)
+	c.waitState(id, dispatcher.Running)
+	var first []string
+	if !waitfor.Poll(30*time.Second, func() bool { first = driverFrameworks(c.master, id); return len(first) == 1 }) {
+		t.Fatalf("the master lists frameworks %v for %s, want 1", first, id)
+	}
+	if err := os.WriteFile(marker+".crash", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := c.waitState(id, dispatcher.Finished)
+	if st.Attempts != 2 {
+		t.Fatalf("finished after %d attempts, want 2", st.Attempts)
+	}
+	if got := driverFrameworks(c.master, id); len(got) != 1 || got[0] != first[0] {
+		t.Fatalf("the driver's frameworks across both attempts: %v; want the first attempt's %s only", got, first[0])
+	}
+	if errOut := c.sandboxFile(work, st.TaskID, "stderr"); !strings.Contains(errOut, "as framework "+first[0]) {
+		t.Fatalf("the relaunched driver did not subscribe as %s:\n%s", first[0], errOut)
+	}
+}
+
+// driverFrameworks lists the ids of the frameworks (running or completed)
+// the master at addr has for submission id (named "NAME (ID)").
+func driverFrameworks(addr, id string) []string {
+	resp, err := http.Get("http://" + addr + "/master/state")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	type fw struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	var st struct {
+		Frameworks          []fw `json:"frameworks"`
+		CompletedFrameworks []fw `json:"completed_frameworks"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range append(st.Frameworks, st.CompletedFrameworks...) {
+		if strings.HasSuffix(f.Name, "("+id+")") && !seen[f.ID] {
+			seen[f.ID] = true
+			out = append(out, f.ID)
+		}
+	}
+	return out
 }

@@ -42,21 +42,25 @@ const (
 
 // Record is one submitted driver as the dispatcher keeps it (and stores it).
 type Record struct {
-	ID        string    `json:"id"`
-	Seq       uint64    `json:"seq"` // submission order: the queue is FIFO by Seq
-	Spec      Spec      `json:"spec"`
-	State     State     `json:"state"`
-	Attempts  int       `json:"attempts"` // launches so far
-	Retries   int       `json:"retries"`  // supervised relaunches so far
-	TaskID    string    `json:"taskId,omitempty"`
-	AgentID   string    `json:"agentId,omitempty"`
-	Host      string    `json:"host,omitempty"`
-	Killing   bool      `json:"killing,omitempty"` // a kill was requested while its task runs
-	Submitted time.Time `json:"submitted"`
-	Started   time.Time `json:"started,omitzero"` // last launch
-	Ended     time.Time `json:"ended,omitzero"`
-	RetryAt   time.Time `json:"retryAt,omitzero"`
-	Message   string    `json:"message,omitempty"` // why it is in its state (the last task's reason)
+	ID       string `json:"id"`
+	Seq      uint64 `json:"seq"` // submission order: the queue is FIFO by Seq
+	Spec     Spec   `json:"spec"`
+	State    State  `json:"state"`
+	Attempts int    `json:"attempts"` // launches so far
+	Retries  int    `json:"retries"`  // supervised relaunches so far
+	TaskID   string `json:"taskId,omitempty"`
+	AgentID  string `json:"agentId,omitempty"`
+	Host     string `json:"host,omitempty"`
+	Killing  bool   `json:"killing,omitempty"` // a kill was requested while its task runs
+	// DriverFrameworkID is the framework id a supervised driver subscribes with
+	// (flint.mesos.driver.frameworkId): kept across relaunches while the master
+	// still has that framework, so the master keeps its tasks for the next attempt.
+	DriverFrameworkID string    `json:"driverFrameworkId,omitempty"`
+	Submitted         time.Time `json:"submitted"`
+	Started           time.Time `json:"started,omitzero"` // last launch
+	Ended             time.Time `json:"ended,omitzero"`
+	RetryAt           time.Time `json:"retryAt,omitzero"`
+	Message           string    `json:"message,omitempty"` // why it is in its state (the last task's reason)
 }
 
 // CoreConfig configures a Core.
@@ -299,6 +303,14 @@ func (c *Core) Kill(id string, now time.Time) (rec *Record, taskID string, err e
 	}
 	r.State, r.Ended, r.RetryAt, r.Message = Killed, now, time.Time{}, "killed by request before it was launched"
 	return r, "", nil
+}
+
+// SetDriverFramework records the framework id a waiting driver's next attempt
+// subscribes with.
+func (c *Core) SetDriverFramework(id, frameworkID string) {
+	if r, ok := c.recs[id]; ok && (r.State == Queued || r.State == Relaunching) {
+		r.DriverFrameworkID = frameworkID
+	}
 }
 
 // Unplaceable fails a waiting driver that no agent of the cluster can ever run.

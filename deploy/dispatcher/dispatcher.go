@@ -378,6 +378,10 @@ func (d *Dispatcher) launchLocked(id string, o mesos.Offer, res mesos.Resources,
 	if !ok {
 		return mesos.TaskInfo{}, ErrUnknownDriver
 	}
+	if fid := d.driverFrameworkLocked(r); fid != r.DriverFrameworkID {
+		d.core.SetDriverFramework(id, fid)
+		r.DriverFrameworkID = fid
+	}
 	// The task id is the next attempt's; build the task before recording it.
 	taskID := TaskID(id, r.Attempts+1)
 	ti, err := d.taskInfo(r, taskID, o.AgentID, res)

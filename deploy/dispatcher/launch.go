@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"sort"
@@ -72,6 +73,14 @@ func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res 
 		args = append(args, "--sha256", s.SHA256)
 	}
 	args = append(args, "--", "./"+s.Name)
+	if r.DriverFrameworkID != "" {
+		props := maps.Clone(s.Properties)
+		if props == nil {
+			props = map[string]string{}
+		}
+		props[driverFrameworkKey] = r.DriverFrameworkID
+		s.Properties = props
+	}
 	args = append(args, DriverArgs(s, d.cfg.DriverMaster, r.ID)...)
 	return mesos.TaskInfo{
 		Name:      "driver " + r.ID,
@@ -187,6 +196,56 @@ func Reason(st mesos.TaskStatus) string {
 		}
 	}
 	return msg
+}
+
+const driverFrameworkKey = "flint.mesos.driver.frameworkId"
+
+// driverFrameworkLocked is the framework id a supervised driver's next attempt
+// subscribes with: the previous attempt's while the master still has that
+// framework (a driver that died without tearing it down, within its
+// flint.mesos.failoverTimeout), so the master keeps the framework and its
+// tasks and the new driver reconciles them; else a new one,
+// <dispatcher framework>-<submission>-<attempt> (a master refuses an id it has
+// removed). Unsupervised drivers, and submissions that set the key themselves,
+// keep Mesos' choice / theirs ("").
+func (d *Dispatcher) driverFrameworkLocked(r Record) string {
+	if !r.Spec.Supervise || r.Spec.Properties[driverFrameworkKey] != "" {
+		return ""
+	}
+	if r.DriverFrameworkID != "" && !d.frameworkRemoved(r.DriverFrameworkID) {
+		return r.DriverFrameworkID
+	}
+	return fmt.Sprintf("%s-%s-%d", d.conn.FrameworkID(), r.ID, r.Attempts+1)
+}
+
+// frameworkRemoved reports whether the leading master lists framework id as
+// completed (removed), or cannot be asked (then a new id is the safe choice).
+func (d *Dispatcher) frameworkRemoved(id string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+mesosconn.MasterAddr(d.conn.Master())+"/master/state", nil)
+	if err != nil {
+		return true
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return true
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Frameworks []struct {
+			ID string `json:"id"`
+		} `json:"frameworks"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return true
+	}
+	for _, f := range st.Frameworks {
+		if f.ID == id {
+			return false
+		}
+	}
+	return true
 }
 
 // AgentCapacity is an agent's total resources.

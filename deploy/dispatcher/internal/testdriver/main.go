@@ -5,6 +5,11 @@
 //	fail          fail at once (exit status 1)
 //	once MARKER   fail when MARKER does not exist (creating it), succeed when it does:
 //	              a supervised driver fails once and succeeds when relaunched
+//	crash-once MARKER  when MARKER does not exist: create it, wait for MARKER.crash and
+//	              exit at once with status 3 (no Stop: the framework stays registered,
+//	              as when a driver crashes); when it does: succeed
+//	until FILE    succeed once FILE exists (checked every 100 ms): a driver the test
+//	              ends when it chooses
 package main
 
 import (
@@ -12,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/flint-mesos/flint"
 	"github.com/flint-mesos/flint/framework"
@@ -29,6 +35,42 @@ func main() {
 			return ctx.Err()
 		case "fail":
 			return errors.New("testdriver: failing as asked")
+		case "crash-once":
+			if len(args) < 2 {
+				return errors.New("testdriver: crash-once needs a marker file")
+			}
+			if _, err := os.Stat(args[1]); err == nil {
+				fmt.Println("testdriver: relaunched, succeeding")
+				return nil
+			}
+			if err := os.WriteFile(args[1], []byte("ran\n"), 0o644); err != nil {
+				return err
+			}
+			for {
+				if _, err := os.Stat(args[1] + ".crash"); err == nil {
+					os.Exit(3)
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		case "until":
+			if len(args) < 2 {
+				return errors.New("testdriver: until needs a file")
+			}
+			for {
+				if _, err := os.Stat(args[1]); err == nil {
+					fmt.Println("testdriver: done")
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
 		case "once":
 			if len(args) < 2 {
 				return errors.New("testdriver: once needs a marker file")

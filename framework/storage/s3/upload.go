@@ -18,25 +18,19 @@ import (
 )
 
 // Stage starts a multipart upload to p's key. Parts upload while the caller writes the
-// next one (one in flight); nothing is visible at p until Publish completes the upload.
+// next one (one in flight); nothing is visible at p until Publish completes the upload. Once
+// the upload exists, a _SUCCESS beside p means the output is committed: the upload is
+// aborted and Stage fails with storage.ErrCommitted (storage.Writable).
 func (f *FS) Stage(ctx context.Context, p string) (storage.Staged, error) {
-	l, err := parse(p)
+	u, err := f.start(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	if l.key == "" || strings.HasSuffix(l.key, "/") {
-		return nil, fmt.Errorf("storage: s3 write %s: not an object key", p)
-	}
-	out, err := f.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &l.bucket, Key: &l.key})
-	if err != nil {
-		return nil, fail("write", p, err)
-	}
-	u := &upload{fs: f, ctx: ctx, path: p, loc: l, id: aws.ToString(out.UploadId)}
 	// Only now look for the output's _SUCCESS: the driver writes it before its final sweep
 	// of open uploads, so an upload the sweep did not see (created after it listed) sees it.
-	marker := l.uri(storage.SuccessMarker)
-	if i := strings.LastIndexByte(l.key, '/'); i >= 0 {
-		marker = l.uri(l.key[:i+1] + storage.SuccessMarker)
+	marker := u.loc.uri(storage.SuccessMarker)
+	if i := strings.LastIndexByte(u.loc.key, '/'); i >= 0 {
+		marker = u.loc.uri(u.loc.key[:i+1] + storage.SuccessMarker)
 	}
 	if _, err := f.Stat(ctx, marker); !errors.Is(err, storage.ErrNotExist) {
 		if aerr := u.Abort(); aerr != nil {
@@ -48,6 +42,22 @@ func (f *FS) Stage(ctx context.Context, p string) (storage.Staged, error) {
 		return nil, err
 	}
 	return u, nil
+}
+
+// start creates a multipart upload to p's key.
+func (f *FS) start(ctx context.Context, p string) (*upload, error) {
+	l, err := parse(p)
+	if err != nil {
+		return nil, err
+	}
+	if l.key == "" || strings.HasSuffix(l.key, "/") {
+		return nil, fmt.Errorf("storage: s3 write %s: not an object key", p)
+	}
+	out, err := f.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &l.bucket, Key: &l.key})
+	if err != nil {
+		return nil, fail("write", p, err)
+	}
+	return &upload{fs: f, ctx: ctx, path: p, loc: l, id: aws.ToString(out.UploadId)}, nil
 }
 
 // upload is one staged write: a multipart upload in progress.
@@ -254,11 +264,11 @@ func (f *FS) Uploads(ctx context.Context, dir string) ([]string, error) {
 
 // Create writes p with a multipart upload completed on Close.
 func (f *FS) Create(ctx context.Context, p string) (io.WriteCloser, error) {
-	st, err := f.Stage(ctx, p)
+	u, err := f.start(ctx, p) // a direct write: no commit protocol, no _SUCCESS check
 	if err != nil {
 		return nil, err
 	}
-	return &direct{upload: st.(*upload), fs: f, ctx: ctx}, nil
+	return &direct{upload: u, fs: f, ctx: ctx}, nil
 }
 
 type direct struct {

@@ -281,8 +281,9 @@ func Foreach[T any](ds Dataset[T], fn func(T)) error {
 
 // CountByKey counts the records of each key.
 func CountByKey[K comparable, V any](ds Dataset[KV[K, V]]) (map[K]int64, error) {
-	counts := ReduceByKey(Map(ds, func(kv KV[K, V]) KV[K, int64] { return KV[K, int64]{Key: kv.Key, Value: 1} }),
-		func(a, b int64) int64 { return a + b }, 0)
+	// MapValues keeps ds's partitioner, so a partitioned ds is counted
+	// where it is (Spark's mapValues(_ => 1L).reduceByKey(_ + _))
+	counts := ReduceByKey(MapValues(ds, func(V) int64 { return 1 }), func(a, b int64) int64 { return a + b }, 0)
 	kvs, err := Collect(counts)
 	out := make(map[K]int64, len(kvs))
 	for _, kv := range kvs {

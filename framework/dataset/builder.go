@@ -140,9 +140,9 @@ func (b *Builder) Out() io.Writer {
 // DefaultParallelism is the number of partitions sources use when not
 // told, and wide operations when flint.default.parallelism is set
 // (flint.default.parallelism, else the backend's cores, at least 2). Wide
-// operations not told otherwise take their largest input's partition
-// count when flint.default.parallelism is not set, as Spark's
-// defaultPartitioner does.
+// operations not told otherwise keep an input's partitioner when Spark's
+// defaultPartitioner would, else take their largest input's partition
+// count when flint.default.parallelism is not set.
 func (b *Builder) DefaultParallelism() int { return b.settings.DefaultParallelism }
 
 // Value returns fn's result, computed once on the driver and frozen with

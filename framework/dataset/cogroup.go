@@ -28,19 +28,26 @@ type Grouped4[A, B, C, D any] struct {
 
 // CoGroup groups two keyed datasets by key: every key of either side with
 // all its values from each (Spark's cogroup). Both sides are partitioned
-// by one hash partitioner of parts partitions — when parts ≤ 0, the
-// partitioner an input already has (the one with most partitions), else
-// the default parallelism — and merged by key; a key's values are held
-// in memory at once. A side already partitioned that way is read where it
-// is, without a shuffle.
+// by one hash partitioner of parts partitions — when parts ≤ 0, as
+// Spark's defaultPartitioner: the partitioner of the input with the most
+// partitions that has one, unless the largest input has ten or more
+// times as many partitions and it fewer than the default count; else the
+// default count (flint.default.parallelism when set, else the largest
+// input's) — and merged by key; a key's values are held in memory at
+// once. A side already partitioned that way is read where it is, without
+// a shuffle.
 func CoGroup[K comparable, V, W any](left Dataset[KV[K, V]], right Dataset[KV[K, W]], parts int) Dataset[KV[K, Grouped[V, W]]] {
-	return CoGroupWith(left, right, coPartitioner[K](left.n.b, parts, left.n, right.n))
+	part, keys := defaultPartitioner[K](left.n.b, parts, left.n, right.n)
+	return coGroup2(left, right, part, keys)
 }
 
 // CoGroupWith is CoGroup with an explicit partitioner (over keys encoded
 // with recordcodec.For).
 func CoGroupWith[K comparable, V, W any](left Dataset[KV[K, V]], right Dataset[KV[K, W]], part Partitioner) Dataset[KV[K, Grouped[V, W]]] {
-	keys := recordcodec.For[K]()
+	return coGroup2(left, right, part, recordcodec.For[K]())
+}
+
+func coGroup2[K comparable, V, W any](left Dataset[KV[K, V]], right Dataset[KV[K, W]], part Partitioner, keys recordcodec.Codec[K]) Dataset[KV[K, Grouped[V, W]]] {
 	a, ta := coInput(left, part, keys)
 	b, tb := coInput(right, part, keys)
 	type R = KV[K, Grouped[V, W]]
@@ -57,12 +64,16 @@ func CoGroupWith[K comparable, V, W any](left Dataset[KV[K, V]], right Dataset[K
 // CoGroup3 groups three keyed datasets by key (Spark's cogroup of three,
 // or groupWith), partitioned as CoGroup.
 func CoGroup3[K comparable, A, B, C any](a Dataset[KV[K, A]], b Dataset[KV[K, B]], c Dataset[KV[K, C]], parts int) Dataset[KV[K, Grouped3[A, B, C]]] {
-	return CoGroup3With(a, b, c, coPartitioner[K](a.n.b, parts, a.n, b.n, c.n))
+	part, keys := defaultPartitioner[K](a.n.b, parts, a.n, b.n, c.n)
+	return coGroup3(a, b, c, part, keys)
 }
 
 // CoGroup3With is CoGroup3 with an explicit partitioner.
 func CoGroup3With[K comparable, A, B, C any](a Dataset[KV[K, A]], b Dataset[KV[K, B]], c Dataset[KV[K, C]], part Partitioner) Dataset[KV[K, Grouped3[A, B, C]]] {
-	keys := recordcodec.For[K]()
+	return coGroup3(a, b, c, part, recordcodec.For[K]())
+}
+
+func coGroup3[K comparable, A, B, C any](a Dataset[KV[K, A]], b Dataset[KV[K, B]], c Dataset[KV[K, C]], part Partitioner, keys recordcodec.Codec[K]) Dataset[KV[K, Grouped3[A, B, C]]] {
 	sa, ta := coInput(a, part, keys)
 	sb, tb := coInput(b, part, keys)
 	sc, rc := coInput(c, part, keys)
@@ -81,12 +92,16 @@ func CoGroup3With[K comparable, A, B, C any](a Dataset[KV[K, A]], b Dataset[KV[K
 
 // CoGroup4 groups four keyed datasets by key, partitioned as CoGroup.
 func CoGroup4[K comparable, A, B, C, D any](a Dataset[KV[K, A]], b Dataset[KV[K, B]], c Dataset[KV[K, C]], d Dataset[KV[K, D]], parts int) Dataset[KV[K, Grouped4[A, B, C, D]]] {
-	return CoGroup4With(a, b, c, d, coPartitioner[K](a.n.b, parts, a.n, b.n, c.n, d.n))
+	part, keys := defaultPartitioner[K](a.n.b, parts, a.n, b.n, c.n, d.n)
+	return coGroup4(a, b, c, d, part, keys)
 }
 
 // CoGroup4With is CoGroup4 with an explicit partitioner.
 func CoGroup4With[K comparable, A, B, C, D any](a Dataset[KV[K, A]], b Dataset[KV[K, B]], c Dataset[KV[K, C]], d Dataset[KV[K, D]], part Partitioner) Dataset[KV[K, Grouped4[A, B, C, D]]] {
-	keys := recordcodec.For[K]()
+	return coGroup4(a, b, c, d, part, recordcodec.For[K]())
+}
+
+func coGroup4[K comparable, A, B, C, D any](a Dataset[KV[K, A]], b Dataset[KV[K, B]], c Dataset[KV[K, C]], d Dataset[KV[K, D]], part Partitioner, keys recordcodec.Codec[K]) Dataset[KV[K, Grouped4[A, B, C, D]]] {
 	sa, ta := coInput(a, part, keys)
 	sb, tb := coInput(b, part, keys)
 	sc, rc := coInput(c, part, keys)
@@ -139,27 +154,4 @@ func cogrouped[K, R any](b *Builder, part Partitioner, keys recordcodec.Codec[K]
 		return mergeGroups(peeks, takes, emit)
 	})
 	return setPartitioning(ds, part, keys)
-}
-
-// coPartitioner is a cogroup's partitioner: HashPartitioner(parts) when
-// parts > 0; else the partitioner (over recordcodec.For keys) of the input
-// with the most partitions that has one, as Spark's defaultPartitioner;
-// else the default.
-func coPartitioner[K any](b *Builder, parts int, inputs ...node) Partitioner {
-	if parts > 0 {
-		return HashPartitioner(parts)
-	}
-	name := recordcodec.For[K]().Name()
-	var best Partitioner
-	for _, in := range inputs {
-		p := in.info().partitioning
-		if p != nil && p.codecName == name && p.part.NumPartitions() > 0 &&
-			(best == nil || p.part.NumPartitions() > best.NumPartitions()) {
-			best = p.part
-		}
-	}
-	if best != nil {
-		return best
-	}
-	return defaultPartitioner(b, parts, inputs...)
 }

@@ -134,10 +134,19 @@
 // weighted by its partition's size over its sample's, partitions much
 // larger than average sampled again at the overall rate, and bounds
 // cutting the sorted, weighted sample into equal weights; skewed input
-// gives balanced output partitions. With parts ≤ 0 a cogroup or join
-// takes the partitioner of its input with the most partitions that has
-// one, as Spark's defaultPartitioner (see the differences below for
-// single-input operations).
+// gives balanced output partitions. With parts ≤ 0 every wide operation
+// on keys picks its partitioner as Spark's defaultPartitioner: of its
+// inputs that have a partitioner, the one with the most partitions lends
+// it — unless the largest input has ten or more times as many partitions
+// and that partitioner has fewer than the default count — else a hash
+// partitioner of the default count (flint.default.parallelism when set,
+// else the largest input's partition count). So ReduceByKey, GroupByKey,
+// AggregateByKey, FoldByKey, CombineByKey, CountApproxDistinctByKey and
+// CountByKey over a partitioned dataset combine where it is, without a
+// shuffle, keeping its partitioner (a range partitioner from SortByKey
+// included), a cogroup or join reads such an input where it is, and
+// Distinct of a partitioned dataset with its own count deduplicates in
+// place.
 //
 // Deliberate differences: Go has no overloading, so optional arguments
 // are explicit (withReplacement, seed, depth, relativeSD, parts ≤ 0 for
@@ -267,22 +276,18 @@
 //   - Partition counts of 0 (or less) mean "the default" where Spark
 //     throws (Repartition(ds, 0), Parallelize(b, xs, 0) and every wide
 //     operation's parts; Coalesce(ds, 0) keeps the count): Go has no
-//     optional arguments, so 0 stands for Spark's omitted one. A wide operation's default is
-//     Spark's defaultPartitioner count — flint.default.parallelism when
-//     set, else its largest input's partition count — and Distinct keeps
-//     its input's count. Cogroups and joins (CoGroup, CoGroup3, CoGroup4,
-//     Join and the outer joins, Intersection) with parts ≤ 0 take instead
-//     the partitioner of their input with the most partitions that has
-//     one, and SubtractByKey its first input's, as Spark's
-//     defaultPartitioner — always, where Spark skips an input partitioner
-//     with ten times fewer partitions than the largest input unless the
-//     default count is no larger. Single-input wide operations
-//     (ReduceByKey, AggregateByKey, CombineByKey, FoldByKey, GroupByKey,
-//     Distinct) with parts ≤ 0 do not inherit their input's partitioner:
-//     they hash into the default count, so over an input partitioned
-//     otherwise they shuffle where Spark's would reuse its partitioner
-//     and not shuffle. Pass the input's partitioner to their ...With form
-//     (ReduceByKeyWith(ds, fn, ds.Partitioner())) to combine in place.
+//     optional arguments, so 0 stands for Spark's omitted one, and a wide
+//     operation's 0 follows Spark's defaultPartitioner exactly (see
+//     above); Distinct and SortByKey keep their input's count, as Spark's
+//     distinct() and sortByKey().
+//   - A partitioner that came with another encoding of the keys counts
+//     for the operations that can use it: a dataset sorted by integer
+//     keys (SortByKey encodes them order-preserving) is reused by
+//     ReduceByKey, GroupByKey, Distinct, CoGroup and the joins with
+//     parts ≤ 0, but the ...With forms take a Partitioner over
+//     recordcodec.For keys, so ReduceByKeyWith(ds, fn, ds.Partitioner())
+//     on such a dataset shuffles (into the same partition count) where
+//     Spark would not; pass parts 0 instead.
 //   - MapPartitions is taken to depend on its input's order unless given
 //     OrderInsensitive (Spark assumes the opposite, isOrderSensitive =
 //     false): after an unordered shuffle its stage is rerun whole when an

@@ -214,6 +214,7 @@ func CountApproxDistinctByKey[K comparable, V any](ds Dataset[KV[K, V]], relativ
 		MergeValue:     add,
 		MergeCombiners: func(a, b HLL) HLL { return a.Merge(b) },
 	}
-	counters := combineByKey(ds, "countApproxDistinctByKey", agg, defaultPartitioner(ds.n.b, parts, ds.n))
+	part, keys := defaultPartitioner[K](ds.n.b, parts, ds.n)
+	counters := combineByKey(ds, "countApproxDistinctByKey", agg, part, keys)
 	return MapValues(counters, func(h HLL) int64 { return h.Estimate() })
 }

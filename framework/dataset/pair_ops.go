@@ -14,46 +14,54 @@ import (
 // combined where it is, without a shuffle (a partition's keys are held in
 // memory at once).
 func CombineByKeyWith[K comparable, V, C any](ds Dataset[KV[K, V]], agg Aggregator[V, C], part Partitioner) Dataset[KV[K, C]] {
-	return combineByKey(ds, "combineByKey", agg, part)
+	return combineByKey(ds, "combineByKey", agg, part, recordcodec.For[K]())
 }
 
 // ReduceByKeyWith is ReduceByKey with an explicit partitioner.
 func ReduceByKeyWith[K comparable, V any](ds Dataset[KV[K, V]], fn func(V, V) V, part Partitioner) Dataset[KV[K, V]] {
 	agg := Aggregator[V, V]{CreateCombiner: func(v V) V { return v }, MergeValue: fn, MergeCombiners: fn}
-	return combineByKey(ds, "reduceByKey", agg, part)
+	return combineByKey(ds, "reduceByKey", agg, part, recordcodec.For[K]())
 }
 
 // AggregateByKeyWith is AggregateByKey with an explicit partitioner.
 func AggregateByKeyWith[K comparable, V, U any](ds Dataset[KV[K, V]], zero U, seq func(U, V) U, comb func(U, U) U, part Partitioner) Dataset[KV[K, U]] {
 	fresh := zeroMaker(ds.n.b, "AggregateByKey", zero)
 	agg := Aggregator[V, U]{CreateCombiner: func(v V) U { return seq(fresh(), v) }, MergeValue: seq, MergeCombiners: comb}
-	return combineByKey(ds, "aggregateByKey", agg, part)
+	return combineByKey(ds, "aggregateByKey", agg, part, recordcodec.For[K]())
 }
 
 // FoldByKey merges each key's values with fn (associative), starting
 // every key of every partition from its own copy of zero (the identity
 // of fn): Spark's foldByKey. fn may modify and return its first argument.
-// parts as ReduceByKey.
+// parts as ReduceByKey (an input that has a Partitioner keeps it when
+// parts ≤ 0, without a shuffle).
 func FoldByKey[K comparable, V any](ds Dataset[KV[K, V]], zero V, fn func(V, V) V, parts int) Dataset[KV[K, V]] {
-	return FoldByKeyWith(ds, zero, fn, defaultPartitioner(ds.n.b, parts, ds.n))
+	part, keys := defaultPartitioner[K](ds.n.b, parts, ds.n)
+	return foldByKey(ds, zero, fn, part, keys)
 }
 
 // FoldByKeyWith is FoldByKey with an explicit partitioner.
 func FoldByKeyWith[K comparable, V any](ds Dataset[KV[K, V]], zero V, fn func(V, V) V, part Partitioner) Dataset[KV[K, V]] {
-	fresh := zeroMaker(ds.n.b, "FoldByKey", zero)
-	agg := Aggregator[V, V]{CreateCombiner: func(v V) V { return fn(fresh(), v) }, MergeValue: fn, MergeCombiners: fn}
-	return combineByKey(ds, "foldByKey", agg, part)
+	return foldByKey(ds, zero, fn, part, recordcodec.For[K]())
 }
 
-// GroupByKeyWith is GroupByKey with an explicit partitioner.
+func foldByKey[K comparable, V any](ds Dataset[KV[K, V]], zero V, fn func(V, V) V, part Partitioner, keys recordcodec.Codec[K]) Dataset[KV[K, V]] {
+	fresh := zeroMaker(ds.n.b, "FoldByKey", zero)
+	agg := Aggregator[V, V]{CreateCombiner: func(v V) V { return fn(fresh(), v) }, MergeValue: fn, MergeCombiners: fn}
+	return combineByKey(ds, "foldByKey", agg, part, keys)
+}
+
+// GroupByKeyWith is GroupByKey with an explicit partitioner. An input
+// already partitioned by part is grouped where it is, without a shuffle.
 func GroupByKeyWith[K comparable, V any](ds Dataset[KV[K, V]], part Partitioner) Dataset[KV[K, []V]] {
-	return groupByKey(ds, part)
+	return groupByKey(ds, part, recordcodec.For[K]())
 }
 
 // combineLocally combines each partition of a dataset already partitioned
 // by part where it is (Spark's combineByKey when the partitioner is the
-// input's): a partition's keys are held in memory, emitted in the order
-// first seen.
+// input's): a partition's keys are held in memory and emitted sorted by
+// their recordcodec.For encoding. The caller marks the output determinate
+// when agg's combiners do not depend on the order of the values.
 func combineLocally[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg Aggregator[V, C]) Dataset[KV[K, C]] {
 	out := narrow(op, ds, func(tc *taskContext, p int, emit func([]KV[K, C]) error) error {
 		idx := map[K]int{}
@@ -81,6 +89,46 @@ func combineLocally[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg
 			if err := emit(combs[i:min(len(combs), i+batchSize)]); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+	return keepPartitioning(ds, out)
+}
+
+// distinctLocally drops repeated records within each partition of a
+// partitioned dataset, where equal records (equal keys) all are; the
+// survivors come sorted by their recordcodec.For encoding.
+func distinctLocally[T comparable](ds Dataset[T]) Dataset[T] {
+	out := narrow("distinct", ds, func(tc *taskContext, p int, emit func([]T) error) error {
+		seen := map[T]bool{}
+		var uniq []KV[T, struct{}]
+		err := ds.n.run(tc, p, func(in []T) error {
+			for _, x := range in {
+				if !seen[x] {
+					seen[x] = true
+					uniq = append(uniq, KV[T, struct{}]{Key: x})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := sortByEncodedKey(uniq); err != nil {
+			return err
+		}
+		batch := make([]T, 0, min(len(uniq), batchSize))
+		for _, kv := range uniq {
+			batch = append(batch, kv.Key)
+			if len(batch) == batchSize {
+				if err := emit(batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
+		if len(batch) > 0 {
+			return emit(batch)
 		}
 		return nil
 	})
@@ -125,18 +173,23 @@ func FlatMapValues[K, V, W any](ds Dataset[KV[K, V]], fn func(v V, yield func(W)
 // a hash partitioner of a's partition count. A key's values in a are held
 // in memory at once.
 func SubtractByKey[K comparable, V, W any](a Dataset[KV[K, V]], b Dataset[KV[K, W]], parts int) Dataset[KV[K, V]] {
-	var part Partitioner = HashPartitioner(max(1, a.n.parts))
 	if parts > 0 {
-		part = HashPartitioner(parts)
-	} else if p := a.n.partitioning; p != nil && p.codecName == recordcodec.For[K]().Name() {
-		part = p.part
+		return SubtractByKeyWith(a, b, HashPartitioner(parts))
 	}
-	return SubtractByKeyWith(a, b, part)
+	if p := a.n.partitioning; p != nil {
+		if keys, ok := p.codec.(recordcodec.Codec[K]); ok {
+			return subtractByKey(a, b, p.part, keys)
+		}
+	}
+	return SubtractByKeyWith(a, b, HashPartitioner(max(1, a.n.parts)))
 }
 
 // SubtractByKeyWith is SubtractByKey with an explicit partitioner.
 func SubtractByKeyWith[K comparable, V, W any](a Dataset[KV[K, V]], b Dataset[KV[K, W]], part Partitioner) Dataset[KV[K, V]] {
-	keys := recordcodec.For[K]()
+	return subtractByKey(a, b, part, recordcodec.For[K]())
+}
+
+func subtractByKey[K comparable, V, W any](a Dataset[KV[K, V]], b Dataset[KV[K, W]], part Partitioner, keys recordcodec.Codec[K]) Dataset[KV[K, V]] {
 	sa, ta := coInput(a, part, keys)
 	sb, tb := coInput(b, part, keys)
 	type R = KV[K, Grouped[V, W]]

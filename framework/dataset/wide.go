@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
@@ -119,23 +120,58 @@ func shuffled[T any](b *Builder, op string, part Partitioner, defs []*shuffleDef
 	return ds
 }
 
-// defaultPartitioner partitions a wide operation over inputs by hash into
-// parts partitions; parts ≤ 0 takes Spark's defaultPartitioner count:
+// defaultPartitioner is Spark's Partitioner.defaultPartitioner for a wide
+// operation over inputs keyed by K, with the key encoding the chosen
+// partitioner reads: parts > 0 is HashPartitioner(parts) over
+// recordcodec.For keys. For parts ≤ 0, the default count is
 // flint.default.parallelism when set, else the largest input's partition
 // count (so the same job partitions the same however many executors have
-// registered).
-func defaultPartitioner(b *Builder, parts int, inputs ...node) Partitioner {
+// registered). Of the inputs already partitioned by key, the one with the
+// most partitions lends its partitioner (and its key encoding) when that
+// partitioner is eligible — its count is not ten or more times smaller
+// than the largest input's (Spark's isEligiblePartitioner, compared in
+// log10) — or is at least the default count; otherwise the result is
+// HashPartitioner(default count). A single partitioned input is always
+// eligible, so ReduceByKey, GroupByKey, … over a partitioned dataset keep
+// its partitioner and combine where it is, without a shuffle.
+func defaultPartitioner[K any](b *Builder, parts int, inputs ...node) (Partitioner, recordcodec.Codec[K]) {
+	plain := recordcodec.For[K]()
 	if parts > 0 {
-		return HashPartitioner(parts)
+		return HashPartitioner(parts), plain
 	}
-	if b.settings.ParallelismSet || len(inputs) == 0 {
-		return HashPartitioner(b.DefaultParallelism())
-	}
-	n := 1
+	largest := 0
+	var lender *partitioning
+	lenderParts := 0
 	for _, in := range inputs {
-		n = max(n, in.info().parts)
+		info := in.info()
+		largest = max(largest, info.parts)
+		p := info.partitioning
+		if p == nil || p.part.NumPartitions() <= 0 {
+			continue
+		}
+		if _, ok := p.codec.(recordcodec.Codec[K]); !ok {
+			continue
+		}
+		if lender == nil || info.parts > lenderParts {
+			lender, lenderParts = p, info.parts
+		}
 	}
-	return HashPartitioner(n)
+	count := max(1, largest)
+	if b.settings.ParallelismSet || len(inputs) == 0 {
+		count = b.DefaultParallelism()
+	}
+	if lender != nil && (eligiblePartitioner(lenderParts, largest) || count <= lenderParts) {
+		return lender.part, lender.codec.(recordcodec.Codec[K])
+	}
+	return HashPartitioner(count), plain
+}
+
+// eligiblePartitioner is Spark's isEligiblePartitioner: a partitioner of
+// parts partitions is worth keeping over inputs whose largest has largest
+// partitions unless it has at least ten times fewer (compared in log10,
+// as Spark, so 150 against 10 is not eligible and 99 against 10 is).
+func eligiblePartitioner(parts, largest int) bool {
+	return math.Log10(float64(largest))-math.Log10(float64(parts)) < 1
 }
 
 // emitDecoded decodes a merged stream of (key, value) records and emits
@@ -175,15 +211,25 @@ func emitDecoded[K, V any](s shuffle.Stream, keys recordcodec.Codec[K], vals rec
 }
 
 // CombineByKey combines the values of each key with agg, map-side first,
-// into parts partitions (the default parallelism when ≤ 0).
+// into HashPartitioner(parts) partitions. parts ≤ 0 is Spark's default
+// partitioner: an input that already has a Partitioner keeps it and is
+// combined where it is, without a shuffle (a partition's keys are held in
+// memory at once); otherwise flint.default.parallelism partitions when
+// set, else as many as the input has.
 func CombineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], agg Aggregator[V, C], parts int) Dataset[KV[K, C]] {
-	return combineByKey(ds, "combineByKey", agg, defaultPartitioner(ds.n.b, parts, ds.n))
+	part, keys := defaultPartitioner[K](ds.n.b, parts, ds.n)
+	return combineByKey(ds, "combineByKey", agg, part, keys)
 }
 
-func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg Aggregator[V, C], part Partitioner) Dataset[KV[K, C]] {
-	keys, combs := recordcodec.For[K](), recordcodec.For[C]()
+// combineByKey combines ds's values by key into part's partitions, part
+// reading keys encoded with keys: where it is when ds is already
+// partitioned so, else through a combining shuffle.
+func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg Aggregator[V, C], part Partitioner, keys recordcodec.Codec[K]) Dataset[KV[K, C]] {
+	combs := recordcodec.For[C]()
 	if partitionedLike(ds.n.info(), part, keys.Name()) {
-		return combineLocally(ds, op, agg)
+		out := combineLocally(ds, op, agg)
+		out.n.sortedUnique()
+		return out
 	}
 	def := addCombiningShuffle(ds, part, keys, combs, agg)
 	combine := shuffle.CombineBytes(combs, agg.MergeCombiners)
@@ -200,30 +246,49 @@ func combineByKey[K comparable, V, C any](ds Dataset[KV[K, V]], op string, agg A
 }
 
 // ReduceByKey merges the values of each key with fn (associative and
-// commutative), map-side first (Spark's reduceByKey).
+// commutative), map-side first (Spark's reduceByKey), partitioned as
+// CombineByKey: over an input that has a Partitioner and parts ≤ 0, in
+// place with that partitioner.
 func ReduceByKey[K comparable, V any](ds Dataset[KV[K, V]], fn func(V, V) V, parts int) Dataset[KV[K, V]] {
 	agg := Aggregator[V, V]{CreateCombiner: func(v V) V { return v }, MergeValue: fn, MergeCombiners: fn}
-	return combineByKey(ds, "reduceByKey", agg, defaultPartitioner(ds.n.b, parts, ds.n))
+	part, keys := defaultPartitioner[K](ds.n.b, parts, ds.n)
+	return combineByKey(ds, "reduceByKey", agg, part, keys)
 }
 
 // AggregateByKey folds each key's values into a copy of zero with seq and
 // merges the partial results with comb. seq and comb may modify and return
 // their first argument: every key in every task starts from its own copy
-// of zero, made as Aggregate makes them.
+// of zero, made as Aggregate makes them. parts as CombineByKey.
 func AggregateByKey[K comparable, V, U any](ds Dataset[KV[K, V]], zero U, seq func(U, V) U, comb func(U, U) U, parts int) Dataset[KV[K, U]] {
 	fresh := zeroMaker(ds.n.b, "aggregateByKey", zero)
 	agg := Aggregator[V, U]{CreateCombiner: func(v V) U { return seq(fresh(), v) }, MergeValue: seq, MergeCombiners: comb}
-	return combineByKey(ds, "aggregateByKey", agg, defaultPartitioner(ds.n.b, parts, ds.n))
+	part, keys := defaultPartitioner[K](ds.n.b, parts, ds.n)
+	return combineByKey(ds, "aggregateByKey", agg, part, keys)
 }
 
 // GroupByKey gathers each key's values (no map-side combine, as Spark).
-// A key's values are held in memory at once.
+// A key's values are held in memory at once. parts as CombineByKey: an
+// input that has a Partitioner is grouped where it is when parts ≤ 0.
 func GroupByKey[K comparable, V any](ds Dataset[KV[K, V]], parts int) Dataset[KV[K, []V]] {
-	return groupByKey(ds, defaultPartitioner(ds.n.b, parts, ds.n))
+	part, keys := defaultPartitioner[K](ds.n.b, parts, ds.n)
+	return groupByKey(ds, part, keys)
 }
 
-func groupByKey[K comparable, V any](ds Dataset[KV[K, V]], part Partitioner) Dataset[KV[K, []V]] {
-	keys, vals := recordcodec.For[K](), recordcodec.For[V]()
+// groupByKey groups ds's values by key into part's partitions (part
+// reading keys encoded with keys): where they are when ds is already
+// partitioned so (Spark's combineByKey without map-side combine on its
+// own partitioner), else through a shuffle.
+func groupByKey[K comparable, V any](ds Dataset[KV[K, V]], part Partitioner, keys recordcodec.Codec[K]) Dataset[KV[K, []V]] {
+	if partitionedLike(ds.n.info(), part, keys.Name()) {
+		// a group's values keep their input order, which is no more
+		// determinate than the input's: no sortedUnique
+		return combineLocally(ds, "groupByKey", Aggregator[V, []V]{
+			CreateCombiner: func(v V) []V { return []V{v} },
+			MergeValue:     func(vs []V, v V) []V { return append(vs, v) },
+			MergeCombiners: func(a, b []V) []V { return append(a, b...) },
+		})
+	}
+	vals := recordcodec.For[V]()
 	def := addShuffle(ds, part, keys, vals, shuffle.ByteOrder)
 	return shuffled(ds.n.b, "groupByKey", part, []*shuffleDef{def}, func(tc *taskContext, p int, emit func([]KV[K, []V]) error) error {
 		s, closer, err := tc.env.read(tc, def.id, p, shuffle.ByteOrder, nil)
@@ -318,10 +383,17 @@ func (g *grouper[K, V]) next() (KV[K, []V], bool, error) {
 }
 
 // Distinct is the distinct records, in parts partitions (≤ 0: as many as
-// ds has, as Spark's distinct()).
+// ds has, as Spark's distinct()). A dataset that has a Partitioner holds
+// equal records in one partition, so with its own partition count it is
+// deduplicated where it is, without a shuffle, and keeps its Partitioner
+// (Spark's distinct on a partitioned RDD; a partition's records are held
+// in memory at once).
 func Distinct[T comparable](ds Dataset[T], parts int) Dataset[T] {
 	if parts <= 0 {
 		parts = ds.n.parts
+	}
+	if ds.n.partitioning != nil && parts == ds.n.parts {
+		return distinctLocally(ds)
 	}
 	kv := Map(ds, func(x T) KV[T, bool] { return KV[T, bool]{Key: x, Value: true} })
 	return Keys(ReduceByKey(kv, func(a, b bool) bool { return a }, parts))

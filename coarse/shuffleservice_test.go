@@ -13,6 +13,7 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/internal/indeterminatecheck"
 	"github.com/flint-mesos/flint/internal/mesostest"
 )
 
@@ -119,7 +120,7 @@ func TestReducersReadKilledExecutorsOutputsFromTheShuffleService(t *testing.T) {
 		got[kv.Key] = kv.Value
 	}
 	if !maps.Equal(got, want) {
-		t.Fatalf("wrong sums: %s", firstDiff(got, want))
+		t.Fatalf("wrong sums: %s", indeterminatecheck.FirstDiff(got, want))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -288,6 +288,11 @@
 //     recordcodec.For keys, so ReduceByKeyWith(ds, fn, ds.Partitioner())
 //     on such a dataset shuffles (into the same partition count) where
 //     Spark would not; pass parts 0 instead.
+//   - Subtract on a dataset of pairs that has a partitioner routes
+//     records by a hash of the whole record, where Spark's subtract keeps
+//     the input's partitioner on the key: the partition count and the
+//     records are the same, only which partition holds a record differs
+//     (SubtractByKey uses the input's partitioner as Spark does).
 //   - MapPartitions is taken to depend on its input's order unless given
 //     OrderInsensitive (Spark assumes the opposite, isOrderSensitive =
 //     false): after an unordered shuffle its stage is rerun whole when an

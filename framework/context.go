@@ -12,6 +12,7 @@ import (
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/config/jobconf"
+	"github.com/flint-mesos/flint/framework/driver"
 	"github.com/flint-mesos/flint/framework/drivermetrics"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/placement"
@@ -36,10 +37,9 @@ type Context struct {
 	log      logrus.FieldLogger
 	registry *task.Registry
 	backend  backend.Backend
-	driver   *driver
+	driver   *driver.Driver
 	bus      *event.Bus
 	seed     uint64
-	progress Progress
 	stopOnce sync.Once
 	stopErr  error
 	op       opView
@@ -98,8 +98,9 @@ func NewContext(ctx context.Context, cfg *Config, opts ...Option) (*Context, err
 	for _, l := range o.listeners {
 		c.bus.AddListener(l)
 	}
-	c.driver = newDriver(core, o.now, c.bus, o.log)
-	if err := c.driver.core.setDAGConfig(dagConfig(cfg)); err != nil {
+	c.driver, err = driver.New(driver.Config{Sched: core, DAG: dagConfig(cfg), Now: o.now, Bus: c.bus, Log: o.log,
+		Pool: cfg.String("flint.scheduler.pool")})
+	if err != nil {
 		c.bus.Close()
 		return nil, err
 	}
@@ -109,13 +110,13 @@ func NewContext(ctx context.Context, cfg *Config, opts ...Option) (*Context, err
 		return nil, err
 	}
 	if err := c.startBackend(ctx); err != nil {
-		c.driver.stop()
+		c.driver.Stop()
 		c.bus.Close()
 		_ = c.stopOpView()
 		return nil, err
 	}
 	c.op.backendUp.Store(true) // the UI may read c.backend from now on
-	c.driver.start(tickInterval(sc))
+	c.driver.Start(tickInterval(sc))
 	o.log.WithFields(logrus.Fields{"master": master.Raw, "seed": seed}).Debugf("flint context started (scheduler seed %d)", seed)
 	return c, nil
 }
@@ -126,7 +127,7 @@ func (c *Context) startBackend(ctx context.Context) error {
 		return err
 	}
 	c.backend = b
-	c.driver.backend = b
+	c.driver.SetBackend(b)
 	if err := b.Start(ctx, c.driver); err != nil {
 		return fmt.Errorf("framework: start %s backend: %w", c.master.Kind, err)
 	}
@@ -156,28 +157,7 @@ func (c *Context) RunJob(ctx context.Context, job *Job) ([]Result, error) {
 	if len(job.Tasks) == 0 {
 		return []Result{}, nil
 	}
-	if job.Pool == "" {
-		j := *job // the caller's Job stays as it was
-		j.Pool = c.cfg.String("flint.scheduler.pool")
-		job = &j
-	}
-	js, err := c.driver.submit(job)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-js.done:
-	case <-ctx.Done():
-		c.driver.cancel(js, context.Cause(ctx))
-		<-js.done
-	}
-	if c.progress != nil {
-		c.progress.FinishAll()
-	}
-	if js.err != nil {
-		return nil, js.err
-	}
-	return js.results, nil
+	return c.driver.RunJob(ctx, job)
 }
 
 // validate rejects jobs that could never run: unknown functions and codecs
@@ -246,11 +226,11 @@ func (c *Context) checkSizes(job *Job) []error {
 
 // Progress is a console progress display (progress.Bar) the context tells
 // when a job ends, so output printed after RunJob never lands on the bar.
-type Progress interface{ FinishAll() }
+type Progress = driver.Progress
 
 // SetProgress attaches the console progress display; call it before
 // running jobs.
-func (c *Context) SetProgress(p Progress) { c.progress = p }
+func (c *Context) SetProgress(p Progress) { c.driver.SetProgress(p) }
 
 // AddListener delivers events posted from now on to l.
 func (c *Context) AddListener(l event.Listener) { c.bus.AddListener(l) }
@@ -258,7 +238,7 @@ func (c *Context) AddListener(l event.Listener) { c.bus.AddListener(l) }
 // ActiveStages reports the progress of running stages and, once each, of
 // the stages that ended since the last call (Ended set, final counts;
 // Succeeded when they completed): the progress bar's source.
-func (c *Context) ActiveStages() []progress.StageStatus { return c.driver.activeStages() }
+func (c *Context) ActiveStages() []progress.StageStatus { return c.driver.ActiveStages() }
 
 // Explanation says why a task is where it is: the scheduling core's
 // reason, and for a task still waiting, the placement reasons for the
@@ -275,7 +255,7 @@ type Explanation struct {
 
 // Explain says why task index of an active stage is not running yet.
 func (c *Context) Explain(stageID, index int) (Explanation, error) {
-	e, busy, slots, err := c.driver.explain(stageID, index)
+	e, busy, slots, err := c.driver.Explain(stageID, index)
 	if err != nil {
 		return Explanation{}, err
 	}
@@ -318,7 +298,7 @@ func (c *Context) DefaultParallelism() int { return c.backend.DefaultParallelism
 // return the first call's error.
 func (c *Context) Stop(ctx context.Context) error {
 	c.stopOnce.Do(func() {
-		c.driver.stop()
+		c.driver.Stop()
 		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 		defer cancel()
 		c.stopErr = c.backend.Stop(ctx)

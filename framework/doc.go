@@ -2,8 +2,9 @@
 // function registry (typed with generics), jobs and their results, listener
 // events, and Context, which owns the scheduling core and a backend.
 //
-// A job's path: RunJob hands a Job to the driver loop, one goroutine that
-// owns the pure scheduling core (framework/scheduler), the job table and
+// A job's path: RunJob hands a Job to the driver (framework/driver), whose
+// loop — one goroutine — owns the driver core: the pure scheduling and DAG
+// cores (framework/scheduler, framework/dagscheduler), the job table and
 // the registry of executors and their free cores (etcd raft's node around
 // RawNode). A backend (local, coarse or fine, implementing the SPI of
 // framework/backend and registered there by its package) reports executors,

@@ -191,7 +191,7 @@ func (c *Context) register(ref *backend.File, given string) (dup bool, err error
 	}
 	c.files.byName[ref.Name] = ref
 	c.files.list = append(c.files.list[:len(c.files.list):len(c.files.list)], ref) // a new array: the loop holds the old one
-	c.driver.enqueue(filesInput{files: c.files.list})
+	c.driver.SetFiles(c.files.list)
 	c.log.WithField("file", ref.Name).Debugf("added file %s (%s)", ref.Name, refContent(ref))
 	return false, nil
 }
@@ -219,7 +219,7 @@ func (c *Context) RemoveFile(name string) bool {
 		}
 	}
 	c.files.list = list
-	c.driver.enqueue(filesInput{files: c.files.list})
+	c.driver.SetFiles(c.files.list)
 	c.log.WithField("file", name).Debugf("removed file %s", name)
 	return true
 }
@@ -324,26 +324,6 @@ func packDir(dir, archive string) error {
 		return err
 	})
 	return errors.Join(werr, tw.Close(), zw.Close(), out.Close())
-}
-
-// grantFiles gives each launch listing served files its executor's files
-// token (FileServer.FileToken), on the loop, before the batch goes out.
-func (d *driver) grantFiles(launches []*backend.TaskDescription) {
-	fsrv, ok := backend.As[backend.FileServer](d.backend)
-	if !ok {
-		return
-	}
-	for _, td := range launches {
-		if len(td.Files) == 0 {
-			continue
-		}
-		tok, err := fsrv.FileToken(td.ExecutorID, td.Files)
-		if err != nil {
-			d.log.WithField("executor", td.ExecutorID).Warnf("no files credential for task %d: %v (its fetches will be refused)", td.TaskID, err)
-			continue
-		}
-		td.FilesToken = tok
-	}
 }
 
 // TaskContext is what a running task can ask of its executor: Spark's

@@ -1,4 +1,4 @@
-package framework
+package driver
 
 import (
 	"fmt"
@@ -27,13 +27,13 @@ import (
 // fields of step.
 type driverCore struct {
 	sched     *scheduler.TaskScheduler
-	dag       *dagscheduler.Scheduler // every job goes through it (driver_dag.go)
+	dag       *dagscheduler.Scheduler // every job goes through it (dag.go)
 	log       logrus.FieldLogger
 	listening func() bool // whether listener events are wanted
 	taskCPUs  int
 
 	jobs map[string]*jobState // stage attempts' task sets, by task set id
-	runs map[int64]*jobRun    // jobs, by job id (driver_stages.go)
+	runs map[int64]*jobRun    // jobs, by job id (stages.go)
 	// shuffleStages maps a shuffle to the map stage writing it: the UI's
 	// stage DAG (ui_events.go).
 	shuffleStages map[int]int

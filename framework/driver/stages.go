@@ -1,4 +1,4 @@
-package framework
+package driver
 
 import (
 	"context"
@@ -101,7 +101,8 @@ type jobRun struct {
 
 // RunStages runs a job of stages and returns each result partition's value
 // in the order of Spec.Partitions (all partitions of Spec.Final when nil).
-func (c *Context) RunStages(ctx context.Context, job *StageJob) ([][]byte, error) {
+// An empty Spec.Pool is the default pool given to New.
+func (d *Driver) RunStages(ctx context.Context, job *StageJob) ([][]byte, error) {
 	if _, err := stagetask.Lookup(job.Spec.Name); err != nil {
 		return nil, fmt.Errorf("%w %q: %w", ErrInvalidJob, job.Spec.Name, err)
 	}
@@ -111,50 +112,23 @@ func (c *Context) RunStages(ctx context.Context, job *StageJob) ([][]byte, error
 	j := *job
 	j.Spec.ResultsHeld = true
 	if j.Spec.Pool == "" {
-		j.Spec.Pool = c.cfg.String("flint.scheduler.pool")
+		j.Spec.Pool = d.pool
 	}
-	job = &j
-	in := &stagesInput{job: job, done: make(chan struct{})}
-	if !c.driver.enqueue(in) {
-		return nil, ErrStopped
+	js, err := d.submitRun(func() *jobRun { return newStagesRun(&j) })
+	if err != nil {
+		return nil, err
 	}
-	<-in.done
-	if in.err != nil {
-		return nil, in.err
-	}
-	js := in.js
-	select {
-	case <-js.done:
-	case <-ctx.Done():
-		c.driver.cancel(js, context.Cause(ctx))
-		<-js.done
-	}
-	if c.progress != nil {
-		c.progress.FinishAll()
-	}
-	if js.err != nil {
-		return nil, js.err
+	if err := d.wait(ctx, js); err != nil {
+		return nil, err
 	}
 	// after the progress display's last lines for the job's stages
-	c.log.WithField("job", js.id).Info(js.run.summary)
+	d.log.WithField("job", js.id).Info(js.run.summary)
 	out := make([][]byte, len(js.results))
 	for i, r := range js.results {
 		out[i] = r.Output
 	}
 	return out, nil
 }
-
-type stagesInput struct {
-	job  *StageJob
-	js   *jobState
-	err  error
-	done chan struct{}
-}
-
-func (in *stagesInput) apply(c *driverCore, now time.Time) {
-	in.js, in.err = c.submitRun(newStagesRun(in.job), now)
-}
-func (in *stagesInput) reply() { close(in.done) }
 
 func newStagesRun(job *StageJob) *jobRun { return &jobRun{job: job} }
 
@@ -411,9 +385,9 @@ func newStageStatus(js *jobState, now time.Time) *progress.StageStatus {
 // the tracker drops them and a later job over the same lineage recomputes
 // it. It reports whether the shuffle was released. The executors then
 // delete the shuffle's files (Batch.ShuffleReleases).
-func (c *Context) ReleaseShuffle(shuffleID int) bool {
+func (d *Driver) ReleaseShuffle(shuffleID int) bool {
 	released := false
-	c.driver.query(func(core *driverCore, _ time.Time) {
+	d.query(func(core *driverCore, _ time.Time) {
 		released = core.dag.ReleaseShuffle(shuffleID)
 		if released && !core.stopped {
 			// the executors delete the outputs' files
@@ -423,22 +397,46 @@ func (c *Context) ReleaseShuffle(shuffleID int) bool {
 	return released
 }
 
+// ReleaseShuffleFiles tells every executor to delete the files of map
+// outputs the driver no longer tracks (see backend.ShuffleRelease). It is
+// best effort: it returns when the driver loop has handed the release to
+// the backend, not when executors deleted anything, and an executor that
+// is gone took its files with it. After Stop it does nothing (the
+// executors deleted everything when they exited).
+func (d *Driver) ReleaseShuffleFiles(r backend.ShuffleRelease) {
+	d.query(func(core *driverCore, _ time.Time) {
+		if !core.stopped {
+			core.out.ShuffleReleases = append(core.out.ShuffleReleases, r)
+		}
+	})
+}
+
 // ForgetCached drops the DAG core's locations of cached partitions of
 // nodes whose id starts with prefix: the dataset layer calls it when a run
 // ends (its node ids carry the run's prefix).
-func (c *Context) ForgetCached(prefix string) {
-	c.driver.query(func(core *driverCore, _ time.Time) { core.dag.ForgetCache(dagscheduler.NodeID(prefix)) })
+func (d *Driver) ForgetCached(prefix string) {
+	d.query(func(core *driverCore, _ time.Time) { core.dag.ForgetCache(dagscheduler.NodeID(prefix)) })
 }
 
-// NewShuffleID returns a shuffle id that no job of this Context used or
+// NewShuffleID returns a shuffle id that no job of this driver used or
 // uses: one above every shuffle id submitted so far and every id it
 // returned before. Callers building StageJobs from their own graphs
 // (the dataset layer) name their shuffles with it.
-func (c *Context) NewShuffleID() int {
+func (d *Driver) NewShuffleID() int {
 	id := 0
-	c.driver.query(func(core *driverCore, _ time.Time) {
+	d.query(func(core *driverCore, _ time.Time) {
 		id = core.nextShuffle
 		core.nextShuffle++
 	})
 	return id
+}
+
+// ExplainStage says where a stage is in the DAG core: which parent stages
+// it waits on, which partitions are missing and why (never computed, being
+// computed, or lost with an executor or a fetch failure), and its failed
+// attempts.
+func (d *Driver) ExplainStage(stageID int) dagscheduler.StageExplanation {
+	var ex dagscheduler.StageExplanation
+	d.query(func(core *driverCore, _ time.Time) { ex = core.explainStage(stageID) })
+	return ex
 }

@@ -1,4 +1,4 @@
-package framework
+package driver
 
 import (
 	"github.com/flint-mesos/flint/framework/dagscheduler"

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/internal/driverseam"
 	"github.com/flint-mesos/flint/internal/stagecheck"
 )
 
@@ -223,14 +224,14 @@ func TestReleasedStageShufflesAreDeletedOnTheExecutors(t *testing.T) {
 	if a, b := outputsOf(0), outputsOf(1); a != 4 || b != 3 {
 		t.Fatalf("%d outputs of shuffle 0 and %d of shuffle 1 on the executors, want 4 and 3 (one per map task)", a, b)
 	}
-	if !r.fc.ReleaseShuffle(0) {
+	if !driverseam.Of(r.fc).Driver.ReleaseShuffle(0) {
 		t.Fatal("shuffle 0 not released")
 	}
 	waitFor(t, 10*time.Second, "the executors to delete shuffle 0's outputs", func() bool { return outputsOf(0) == 0 })
 	if outputsOf(1) != 3 {
 		t.Fatalf("shuffle 1's outputs after shuffle 0's release: %d, want 3", outputsOf(1))
 	}
-	if !r.fc.ReleaseShuffle(1) {
+	if !driverseam.Of(r.fc).Driver.ReleaseShuffle(1) {
 		t.Fatal("shuffle 1 not released")
 	}
 	waitFor(t, 10*time.Second, "the executors to delete shuffle 1's outputs", func() bool { return outputsOf(1) == 0 })

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flint-mesos/flint/internal/driverseam"
 	"github.com/flint-mesos/flint/internal/stagecheck"
 )
 
@@ -55,14 +56,14 @@ func TestReleasedShufflesAreDeletedOnFineExecutors(t *testing.T) {
 	if a, b := len(mapOutputs(t, work, 0)), len(mapOutputs(t, work, 1)); a != 4 || b != 3 {
 		t.Fatalf("%d outputs of shuffle 0 and %d of shuffle 1 on the executors, want 4 and 3 (one per map task)", a, b)
 	}
-	if !r.fc.ReleaseShuffle(0) {
+	if !driverseam.Of(r.fc).Driver.ReleaseShuffle(0) {
 		t.Fatal("shuffle 0 not released")
 	}
 	waitFor(t, 10*time.Second, "the executors to delete shuffle 0's outputs", func() bool { return len(mapOutputs(t, work, 0)) == 0 })
 	if n := len(mapOutputs(t, work, 1)); n != 3 {
 		t.Fatalf("shuffle 1's outputs after shuffle 0's release: %d, want 3", n)
 	}
-	if !r.fc.ReleaseShuffle(1) {
+	if !driverseam.Of(r.fc).Driver.ReleaseShuffle(1) {
 		t.Fatal("shuffle 1 not released")
 	}
 	waitFor(t, 10*time.Second, "the executors to delete shuffle 1's outputs", func() bool { return len(mapOutputs(t, work, 1)) == 0 })

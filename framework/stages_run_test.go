@@ -18,16 +18,18 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/driver"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/stagetask"
+	"github.com/flint-mesos/flint/internal/driverseam"
 )
 
 // sumsJob: the numbers 0..39 in 4 partitions, shuffled by n%3 (shuffle 0),
 // summed per key and shuffled into one partition (shuffle 1), returned as
 // "key=sum" lines: three stages.
-func sumsJob() *framework.StageJob {
-	return &framework.StageJob{Spec: dagscheduler.JobSpec{Name: "test.sums", Final: "total", Nodes: []dagscheduler.Node{
+func sumsJob() *driver.StageJob {
+	return &driver.StageJob{Spec: dagscheduler.JobSpec{Name: "test.sums", Final: "total", Nodes: []dagscheduler.Node{
 		{ID: "nums", Partitions: 4},
 		{ID: "bykey", Partitions: 3, Deps: []dagscheduler.Dep{{Kind: dagscheduler.Shuffle, Parent: "nums", ShuffleID: 0}}},
 		{ID: "total", Partitions: 1, Deps: []dagscheduler.Dep{{Kind: dagscheduler.Shuffle, Parent: "bykey", ShuffleID: 1}}},
@@ -153,7 +155,7 @@ func TestMultiStageJobInLocalMode(t *testing.T) {
 	fc := newContext(t, "flint.master=local[2]")
 	log := &stageLog{}
 	fc.AddListener(log)
-	out, err := fc.RunStages(context.Background(), sumsJob())
+	out, err := driverseam.Of(fc).Driver.RunStages(context.Background(), sumsJob())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestMultiStageJobInLocalMode(t *testing.T) {
 		t.Fatalf("result %q, want %q", out, wantSums())
 	}
 	// a second action over the same lineage skips the map stages
-	out, err = fc.RunStages(context.Background(), sumsJob())
+	out, err = driverseam.Of(fc).Driver.RunStages(context.Background(), sumsJob())
 	if err != nil || string(out[0]) != wantSums() {
 		t.Fatalf("second run: %q, %v", out, err)
 	}
@@ -172,10 +174,10 @@ func TestMultiStageJobInLocalMode(t *testing.T) {
 	}
 	log.mu.Unlock()
 	// released shuffles are recomputed by the next job
-	if !fc.ReleaseShuffle(0) || !fc.ReleaseShuffle(1) || fc.ReleaseShuffle(1) {
+	if !driverseam.Of(fc).Driver.ReleaseShuffle(0) || !driverseam.Of(fc).Driver.ReleaseShuffle(1) || driverseam.Of(fc).Driver.ReleaseShuffle(1) {
 		t.Fatal("ReleaseShuffle did not release shuffles 0 and 1 exactly once")
 	}
-	out, err = fc.RunStages(context.Background(), sumsJob())
+	out, err = driverseam.Of(fc).Driver.RunStages(context.Background(), sumsJob())
 	if err != nil || string(out[0]) != wantSums() {
 		t.Fatalf("run after release: %q, %v", out, err)
 	}
@@ -194,7 +196,7 @@ func TestLostShuffleBlockIsRecomputed(t *testing.T) {
 	job := sumsJob()
 	job.Spec.Nodes[1].Deps[0].ShuffleID, job.Spec.Nodes[2].Deps[0].ShuffleID = 10, 11
 	loseOnce.Store(true)
-	out, err := fc.RunStages(context.Background(), job)
+	out, err := driverseam.Of(fc).Driver.RunStages(context.Background(), job)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +218,12 @@ func TestStageJobErrors(t *testing.T) {
 	fc := newContext(t, "flint.master=local[2]")
 	job := sumsJob()
 	job.Spec.Name = "test.nobody"
-	if _, err := fc.RunStages(context.Background(), job); !errors.Is(err, framework.ErrInvalidJob) || !strings.Contains(err.Error(), `no runner registered for job "test.nobody"`) {
+	if _, err := driverseam.Of(fc).Driver.RunStages(context.Background(), job); !errors.Is(err, framework.ErrInvalidJob) || !strings.Contains(err.Error(), `no runner registered for job "test.nobody"`) {
 		t.Fatalf("unregistered job: %v", err)
 	}
 	job = sumsJob()
 	job.Spec.Nodes[2].Deps[0].Parent = "nowhere"
-	if _, err := fc.RunStages(context.Background(), job); !errors.Is(err, dagscheduler.ErrInvalidJob) {
+	if _, err := driverseam.Of(fc).Driver.RunStages(context.Background(), job); !errors.Is(err, dagscheduler.ErrInvalidJob) {
 		t.Fatalf("bad lineage: %v", err)
 	}
 }
@@ -267,7 +269,7 @@ func TestDiamondShowsStagesSideBySide(t *testing.T) {
 	fc := newContext(t, "flint.master=local[4]")
 	gate := make(chan struct{})
 	diamondGate.Store(&gate)
-	job := &framework.StageJob{Spec: dagscheduler.JobSpec{Name: "test.diamond", Final: "join", Nodes: []dagscheduler.Node{
+	job := &driver.StageJob{Spec: dagscheduler.JobSpec{Name: "test.diamond", Final: "join", Nodes: []dagscheduler.Node{
 		{ID: "left", Partitions: 2}, {ID: "right", Partitions: 2},
 		{ID: "join", Partitions: 1, Deps: []dagscheduler.Dep{{Kind: dagscheduler.Shuffle, Parent: "left", ShuffleID: 20},
 			{Kind: dagscheduler.Shuffle, Parent: "right", ShuffleID: 21}}},
@@ -277,7 +279,10 @@ func TestDiamondShowsStagesSideBySide(t *testing.T) {
 		err error
 	}
 	done := make(chan res, 1)
-	go func() { out, err := fc.RunStages(context.Background(), job); done <- res{out, err} }()
+	go func() {
+		out, err := driverseam.Of(fc).Driver.RunStages(context.Background(), job)
+		done <- res{out, err}
+	}()
 	waitFor(t, func() bool {
 		active := 0
 		for _, st := range fc.ActiveStages() {
@@ -335,7 +340,7 @@ func TestStageEventsArriveInSparksOrder(t *testing.T) {
 	fc.AddListener(l)
 	job := sumsJob()
 	job.Spec.Nodes[1].Deps[0].ShuffleID, job.Spec.Nodes[2].Deps[0].ShuffleID = 20, 21
-	if _, err := fc.RunStages(context.Background(), job); err != nil {
+	if _, err := driverseam.Of(fc).Driver.RunStages(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
 	<-l.done

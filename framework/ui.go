@@ -62,10 +62,6 @@ func NewAppID(now time.Time) string {
 // /api/v1/applications/<app-id>.
 func (c *Context) AppID() string { return c.op.appID }
 
-// UIStore is the state the web UI shows, folded from the listener events
-// (nil when flint.ui.enabled is false). Readers can wait on its Changed.
-func (c *Context) UIStore() *uistore.Store { return c.op.store }
-
 // UIURL is the web UI's URL, "" when flint.ui.enabled is false.
 func (c *Context) UIURL() string { return c.op.url }
 

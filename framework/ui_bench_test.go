@@ -11,6 +11,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/internal/driverseam"
 )
 
 var noopUI = framework.Register("test.ui.noop", func(_ context.Context, x int) (int, error) { return x, nil })
@@ -42,7 +43,7 @@ func BenchmarkEmptyTasksUI(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds(), "tasks/s")
 			b.StopTimer()
-			if st := fc.UIStore(); st != nil {
+			if st := driverseam.Of(fc).UIStore; st != nil {
 				_ = fc.Stop(context.Background()) // delivers every queued event
 				done := 0
 				for _, j := range st.Jobs() {

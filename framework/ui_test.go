@@ -21,6 +21,7 @@ import (
 	"github.com/flint-mesos/flint/framework/eventlog"
 	"github.com/flint-mesos/flint/framework/uistore"
 	"github.com/flint-mesos/flint/framework/webui"
+	"github.com/flint-mesos/flint/internal/driverseam"
 )
 
 const uiSecret = "rest-test-secret-0123456789"
@@ -48,7 +49,7 @@ func getJSON(t *testing.T, fc *framework.Context, path string, v any) {
 // waitJobs waits until the UI store has seen n jobs end.
 func waitJobs(t *testing.T, fc *framework.Context, n int) {
 	t.Helper()
-	st := fc.UIStore()
+	st := driverseam.Of(fc).UIStore
 	deadline := time.After(10 * time.Second)
 	for {
 		ch := st.Changed()
@@ -478,7 +479,7 @@ func TestEventLogDirThatCannotBeCreatedFailsTheContext(t *testing.T) {
 // all its stages'.
 func TestRESTShowsAMultiStageJob(t *testing.T) {
 	fc := uiContext(t)
-	out, err := fc.RunStages(context.Background(), sumsJob())
+	out, err := driverseam.Of(fc).Driver.RunStages(context.Background(), sumsJob())
 	if err != nil || len(out) != 1 {
 		t.Fatalf("%q, %v", out, err)
 	}

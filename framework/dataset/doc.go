@@ -66,7 +66,8 @@
 // codecs chosen at build time (framework/recordcodec), keys partitioned by
 // a fixed-seed hash or by range bounds sampled from the input; reducers
 // merge the blocks of every map output. Each action is a job of stages on
-// the Context (framework.Context.RunStages): the driver loop's DAG core
+// the Context's driver (driver.Driver.RunStages, reached through
+// internal/driverseam): the driver loop's DAG core
 // plans it, its tasks run on the executors as the job's stage task
 // function against the executor's shuffle (executor/shuffleenv: files
 // served to reducers on other hosts over the executor's TLS shuffle

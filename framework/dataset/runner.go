@@ -11,10 +11,12 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/driver"
+	"github.com/flint-mesos/flint/internal/driverseam"
 )
 
 // runner runs a job's actions on the driver: each action is a job of
-// stages (framework.StageJob) on the Context, planned and run by the
+// stages (driver.StageJob) on the Context, planned and run by the
 // driver loop's DAG core like any other — its stage attempts' tasks run
 // on the executors, rebuilding the graph there, against the executors'
 // shuffle; fetch failures and lost executors are the DAG core's to
@@ -43,9 +45,9 @@ func newRunner(ctx context.Context, fc *framework.Context, job string) (*runner,
 func (r *runner) close(b *Builder) {
 	if r.fc != nil && b != nil {
 		for _, def := range b.shuffles {
-			r.fc.ReleaseShuffle(def.id)
+			driverseam.Of(r.fc).Driver.ReleaseShuffle(def.id)
 		}
-		r.fc.ForgetCached(string(runPrefix(r.runID)))
+		driverseam.Of(r.fc).Driver.ForgetCached(string(runPrefix(r.runID)))
 		r.payloads.release(r.fc)
 	}
 	if b != nil {
@@ -102,7 +104,7 @@ func (r *runner) runJob(b *Builder, idx int, action string, final node, parts []
 	}
 	var mu sync.Mutex
 	var mapOuts [][]byte
-	job := &framework.StageJob{Spec: b.jobSpec(final, parts, runPrefix(r.runID)), Args: args.Bytes(),
+	job := &driver.StageJob{Spec: b.jobSpec(final, parts, runPrefix(r.runID)), Args: args.Bytes(),
 		Description: b.job + ": " + action, ResultStage: action,
 		// map tasks' accumulator updates, applied once per successful
 		// map task (Spark's rule for transformations)
@@ -111,7 +113,7 @@ func (r *runner) runJob(b *Builder, idx int, action string, final node, parts []
 			mapOuts = append(mapOuts, v)
 			mu.Unlock()
 		}}
-	vals, err := r.fc.RunStages(r.ctx, job)
+	vals, err := driverseam.Of(r.fc).Driver.RunStages(r.ctx, job)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, v := range mapOuts {

@@ -10,6 +10,7 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/internal/driverseam"
 )
 
 // shuffleDef is the write side of a wide dependency: how a map task turns
@@ -39,7 +40,7 @@ func (b *Builder) newShuffleID() int {
 	var id int
 	b.freeze(key, func() any {
 		if b.fc != nil {
-			return b.fc.NewShuffleID()
+			return driverseam.Of(b.fc).Driver.NewShuffleID()
 		}
 		return len(b.shuffles)
 	}, &id)

@@ -24,6 +24,6 @@
 // partition's blocks, same-host ones read from disk and the others
 // fetched from their executors' servers (executor/shufflefetch). Runners
 // needing typed writers use the executor's shuffleenv.Env itself
-// (shuffleenv.FromContext). framework.Context.RunStages runs a job of
+// (shuffleenv.FromContext). driver.Driver.RunStages runs a job of
 // stages this way through the driver loop's DAG core in every mode.
 package stagetask

@@ -1,4 +1,4 @@
-// Package stagecheck runs a job of stages (framework.Context.RunStages)
+// Package stagecheck runs a job of stages (driver.Driver.RunStages)
 // over the executors' real shuffle in whatever mode a test's Context
 // runs — local, coarse, fine or embedded — and checks its result exactly,
 // also when the executor running its result task is killed mid-job (its
@@ -27,8 +27,10 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/driver"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/stagetask"
+	"github.com/flint-mesos/flint/internal/driverseam"
 	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
@@ -149,8 +151,8 @@ func Want() string {
 
 // Sums is the job (gate, when set, is a file the task of partition 0 of
 // its second stage reads to its end first); shuffle ids a and b.
-func Sums(a, b int, gate string) *framework.StageJob {
-	return &framework.StageJob{Args: []byte(gate), Description: "stagecheck sums", Spec: dagscheduler.JobSpec{Name: Job, Final: "total", Nodes: []dagscheduler.Node{
+func Sums(a, b int, gate string) *driver.StageJob {
+	return &driver.StageJob{Args: []byte(gate), Description: "stagecheck sums", Spec: dagscheduler.JobSpec{Name: Job, Final: "total", Nodes: []dagscheduler.Node{
 		{ID: "nums", Partitions: 4},
 		{ID: "bykey", Partitions: 3, Deps: []dagscheduler.Dep{{Kind: dagscheduler.Shuffle, Parent: "nums", ShuffleID: a}}},
 		{ID: "total", Partitions: 1, Deps: []dagscheduler.Dep{{Kind: dagscheduler.Shuffle, Parent: "bykey", ShuffleID: b}}},
@@ -228,7 +230,7 @@ func (s *Stages) Executors() int {
 	s.mu.Lock()
 	n := s.executors
 	s.mu.Unlock()
-	if store := s.fc.UIStore(); store != nil {
+	if store := driverseam.Of(s.fc).UIStore; store != nil {
 		n = max(n, len(store.Executors(false)))
 	}
 	return n
@@ -250,7 +252,7 @@ func (s *Stages) MapExecutors() []string {
 // Run runs the job on fc and checks its result.
 func Run(ctx context.Context, t testing.TB, fc *framework.Context, a, b int) {
 	t.Helper()
-	out, err := fc.RunStages(ctx, Sums(a, b, ""))
+	out, err := driverseam.Of(fc).Driver.RunStages(ctx, Sums(a, b, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +278,7 @@ func RunKillingExecutor(ctx context.Context, t testing.TB, fc *framework.Context
 		err error
 	}
 	done := make(chan res, 1)
-	go func() { out, err := fc.RunStages(ctx, Sums(a, b, gate)); done <- res{out, err} }()
+	go func() { out, err := driverseam.Of(fc).Driver.RunStages(ctx, Sums(a, b, gate)); done <- res{out, err} }()
 	// Opening the FIFO for writing returns once the gated task opened it
 	// for reading: the first stage is done.
 	opened := make(chan *os.File, 1)

@@ -21,6 +21,7 @@ import (
 	_ "github.com/flint-mesos/flint/framework/local"
 	"github.com/flint-mesos/flint/framework/uistore"
 	"github.com/flint-mesos/flint/framework/webui"
+	"github.com/flint-mesos/flint/internal/driverseam"
 )
 
 var screenshots = flag.String("screenshots", "", "write screenshots of the jobs and stage pages to this directory (docs/)")
@@ -165,7 +166,7 @@ func TestBrowserShowsARunningApplication(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fc.Stop(context.Background())
-	st := fc.UIStore()
+	st := driverseam.Of(fc).UIStore
 	if _, err := fc.RunJob(context.Background(), &framework.Job{Name: "squares", Tasks: tasks(t, square, 8)}); err != nil {
 		t.Fatal(err)
 	}

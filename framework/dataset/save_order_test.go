@@ -43,7 +43,9 @@ func (o *orderFS) Create(ctx context.Context, p string) (io.WriteCloser, error) 
 	o.log("create " + filepath.Base(p))
 	return local.FS{}.Create(ctx, toFile(p))
 }
-func (o *orderFS) Delete(ctx context.Context, p string) error { return local.FS{}.Delete(ctx, toFile(p)) }
+func (o *orderFS) Delete(ctx context.Context, p string) error {
+	return local.FS{}.Delete(ctx, toFile(p))
+}
 func (o *orderFS) Stage(ctx context.Context, p string) (storage.Staged, error) {
 	return local.FS{}.Stage(ctx, toFile(p))
 }

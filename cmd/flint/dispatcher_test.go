@@ -384,6 +384,14 @@ func testDispatcherRestart(t *testing.T, c *clusterEnv) {
 	}
 	_ = c.cmd.Wait()
 	c.startDispatcher()
+	// Under ZooKeeper the new dispatcher is a standby until the killed
+	// leader's session expires (--zk-session-timeout): wait until it leads.
+	if !waitfor.Poll(60*time.Second, func() bool {
+		_, err := c.client().List(context.Background())
+		return err == nil
+	}) {
+		t.Fatalf("the restarted dispatcher does not lead\nstderr:\n%s", c.errOut.String())
+	}
 	st := c.status(running)
 	if st.DriverState != dispatcher.Running || st.TaskID != first.TaskID || st.Attempts != 1 {
 		t.Fatalf("after the restart the running driver is %s task %s attempts %d, want RUNNING %s 1", st.DriverState, st.TaskID, st.Attempts, first.TaskID)

@@ -58,6 +58,13 @@ type Dispatcher struct {
 
 	ready chan struct{} // closed once conn is set
 	conn  *mesosconn.Conn
+	// early holds the Mesos events that came before conn was set (offers
+	// right after SUBSCRIBED, before mesosconn.Start returned); Start
+	// handles them in order once it is. A handler never waits for Start:
+	// when Start fails, mesosconn's shutdown waits for its handlers.
+	earlyMu sync.Mutex
+	early   []func()
+	started bool
 
 	mu       sync.Mutex
 	core     *Core
@@ -133,6 +140,12 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	}
 	d.conn = conn
 	close(d.ready)
+	d.earlyMu.Lock()
+	for _, f := range d.early {
+		f()
+	}
+	d.early, d.started = nil, true
+	d.earlyMu.Unlock()
 	var tasks []mesosconn.ReconcileTask
 	d.mu.Lock()
 	for _, r := range d.core.Active() {
@@ -201,12 +214,25 @@ func (d *Dispatcher) handler() mesosconn.Handler {
 			}
 			d.log.WithFields(logrus.Fields{"framework": id, "master": mesosconn.MasterAddr(m), "resubscribed": re}).Info("dispatcher subscribed")
 		},
-		OnOffers: func(offers []mesos.Offer) { <-d.ready; d.offers(offers) },
-		OnUpdate: func(st mesos.TaskStatus) { <-d.ready; d.update(st) },
+		OnOffers: func(offers []mesos.Offer) { d.whenStarted(func() { d.offers(offers) }) },
+		OnUpdate: func(st mesos.TaskStatus) { d.whenStarted(func() { d.update(st) }) },
 		OnAborted: func(err error) {
 			d.log.WithError(err).Error("the master ended the dispatcher's framework")
 		},
 	}
+}
+
+// whenStarted runs f now if Start has set the connection, else queues it
+// for Start (in the order the events came).
+func (d *Dispatcher) whenStarted(f func()) {
+	d.earlyMu.Lock()
+	if !d.started {
+		d.early = append(d.early, f)
+		d.earlyMu.Unlock()
+		return
+	}
+	d.earlyMu.Unlock()
+	f()
 }
 
 // NewID returns a submission id in Spark's form driver-<yyyyMMddHHmmss>-<4 hex>.

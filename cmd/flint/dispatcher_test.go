@@ -366,7 +366,21 @@ func TestClusterModeDispatcherRestartZK(t *testing.T) {
 	}
 }
 
+// waitLeading waits until the dispatcher answers as the leader: under
+// ZooKeeper a dispatcher is a standby until it wins the election (after a
+// killed leader, when that leader's session expires).
+func (c *clusterEnv) waitLeading() {
+	c.t.Helper()
+	if !waitfor.Poll(60*time.Second, func() bool {
+		_, err := c.client().List(context.Background())
+		return err == nil
+	}) {
+		c.t.Fatalf("the dispatcher does not lead\nstderr:\n%s", c.errOut.String())
+	}
+}
+
 func testDispatcherRestart(t *testing.T, c *clusterEnv) {
+	c.waitLeading()
 	job := testDriver(t)
 	running := c.submit(job, "sleep")
 	first := c.waitState(running, dispatcher.Running)
@@ -384,14 +398,7 @@ func testDispatcherRestart(t *testing.T, c *clusterEnv) {
 	}
 	_ = c.cmd.Wait()
 	c.startDispatcher()
-	// Under ZooKeeper the new dispatcher is a standby until the killed
-	// leader's session expires (--zk-session-timeout): wait until it leads.
-	if !waitfor.Poll(60*time.Second, func() bool {
-		_, err := c.client().List(context.Background())
-		return err == nil
-	}) {
-		t.Fatalf("the restarted dispatcher does not lead\nstderr:\n%s", c.errOut.String())
-	}
+	c.waitLeading()
 	st := c.status(running)
 	if st.DriverState != dispatcher.Running || st.TaskID != first.TaskID || st.Attempts != 1 {
 		t.Fatalf("after the restart the running driver is %s task %s attempts %d, want RUNNING %s 1", st.DriverState, st.TaskID, st.Attempts, first.TaskID)

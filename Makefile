@@ -13,7 +13,7 @@ all: build
 build:
 	$(GO) build -o $(BIN)/flint ./cmd/flint
 
-## versitygw: the S3-compatible server the storage tests start (internal/s3server), built from
+## versitygw: the S3-compatible server the storage tests start (internal/testkit/s3server), built from
 ## its Go module at a pinned version into bin/, statically (CGO_ENABLED=0): the same binary
 ## runs on loopback and in the Docker end-to-end suite's FROM scratch image (deploy/versitygw).
 VERSITYGW_VERSION := v1.8.0
@@ -50,8 +50,8 @@ test: lint versitygw
 	scripts/check-test-secrets $(TESTLOGS)
 	@# Allocation counts are only meaningful without the race detector: run those tests again without it.
 	$(GO) test -count=1 -run 'Allocations' ./framework/codec/
-	@# The deterministic simulation (internal/sim) over seeds 1..$(SIM_SEEDS), without the race detector (make simulate).
-	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 10m -run '^TestSimulate$$' ./internal/sim/
+	@# The deterministic simulation (internal/devtools/sim) over seeds 1..$(SIM_SEEDS), without the race detector (make simulate).
+	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 10m -run '^TestSimulate$$' ./internal/devtools/sim/
 
 ## fuzz-smoke: run each fuzz target briefly (seed corpora always run as part of `make test`).
 fuzz-smoke:
@@ -61,7 +61,7 @@ fuzz-smoke:
 	    $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; done
 
-## stress: the process- and timer-heavy suites -count=$(STRESS_COUNT) times under -race while internal/cpuburn keeps every CPU busy; lists every failure (.ci/stress).
+## stress: the process- and timer-heavy suites -count=$(STRESS_COUNT) times under -race while internal/devtools/cpuburn keeps every CPU busy; lists every failure (.ci/stress).
 STRESS_COUNT ?= 10
 stress:
 	STRESS_COUNT=$(STRESS_COUNT) ./.ci/stress
@@ -72,12 +72,12 @@ stress-jobs:
 	STRESS_JOBS=$(STRESS_JOBS) ./.ci/stress-jobs
 
 ## simulate: the deterministic simulation of a Mesos cluster driving the fine backend and the
-## task scheduling core (internal/sim), seeds 1..$(SIM_SEEDS) with faults, every invariant checked
+## task scheduling core (internal/devtools/sim), seeds 1..$(SIM_SEEDS) with faults, every invariant checked
 ## after every step; a failing seed prints itself, its replay command and its last steps.
 ## SIM_SEED=n replays one seed. `make test` runs it too (CI).
 SIM_SEEDS ?= 300
 simulate:
-	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 30m -run '^TestSimulate$$' -v ./internal/sim/
+	SIM_SEEDS=$(SIM_SEEDS) $(GO) test -count=1 -timeout 30m -run '^TestSimulate$$' -v ./internal/devtools/sim/
 
 ## e2e: the Docker end-to-end suites alone (dockertest; `make test` runs them too). Needs Docker, no registry.
 e2e:

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // With flint.driver.bindAddress and fixed ports, the driver's servers listen

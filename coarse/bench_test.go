@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/grpcecho"
+	"github.com/flint-mesos/flint/internal/devtools/grpcecho"
 )
 
 // benchSlots are the task slots the throughput benchmarks use across their
@@ -82,7 +82,7 @@ func BenchmarkTaskLatency(b *testing.B) {
 // BenchmarkRawEcho is the baseline of BenchmarkEmptyTasks: raw gRPC
 // bidirectional-stream round trips over loopback with the same codec (one
 // StatusUpdate-sized message up, one TaskDescription-sized message down; see
-// internal/grpcecho), between this process and two child processes of the
+// internal/devtools/grpcecho), between this process and two child processes of the
 // same binary — as the driver and its two executors — with as many round
 // trips in flight in all as the task benchmark has slots. "in-process" is
 // both ends in this process, 64 in flight (the figure earlier runs quoted).

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/broadcastcheck"
+	"github.com/flint-mesos/flint/internal/testkit/broadcastcheck"
 )
 
 // An 8 MiB broadcast read by 24 tasks: every task reads the exact value,

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/indeterminatecheck"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/indeterminatecheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // Repartition after a shuffle on two hosts, with an executor killed after
 // the 1st, 2nd, … task of the job: every run's sums are exact (SPARK-23207,
-// the scenario of internal/indeterminatecheck, shared with fine mode).
+// the scenario of internal/testkit/indeterminatecheck, shared with fine mode).
 func TestRepartitionAfterShuffleSurvivesExecutorLoss(t *testing.T) {
 	// after an unordered shuffle Repartition's map stage is indeterminate:
 	// kill after every task

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/internal/stagecheck"
+	"github.com/flint-mesos/flint/internal/testkit/stagecheck"
 )
 
 var metricsWordCount = dataset.Job("coarse_test.metrics-wordcount", func(b *dataset.Builder, paths []string) error {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/internal/driverseam"
-	"github.com/flint-mesos/flint/internal/stagecheck"
+	"github.com/flint-mesos/flint/internal/testkit/stagecheck"
 )
 
 // hostEnds records TaskEnds and where each executor runs.

@@ -32,7 +32,7 @@
 // after each round of inputs (FrameworkID, Executors, DefaultParallelism,
 // OfferFilters); FetchResult goes to the gateway directly. Flush waits until
 // the owner handled every input queued before it. Tests drive it through
-// internal/backendharness (WithDialer, WithStreams, WithClock): a fake
+// internal/testkit/backendharness (WithDialer, WithStreams, WithClock): a fake
 // connection, fake executor streams and a fake driver record its calls.
 //
 // The backend keeps no mirror of the executors' free cores: the driver loop

@@ -12,7 +12,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/event"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // lastBackend is the coarse backend most recently built in this test

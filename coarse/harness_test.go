@@ -14,9 +14,9 @@ import (
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/internal/backendharness"
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/backendharness"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

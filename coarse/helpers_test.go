@@ -16,9 +16,9 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/internal/failovercheck"
-	"github.com/flint-mesos/flint/internal/grpcecho"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/devtools/grpcecho"
+	"github.com/flint-mesos/flint/internal/testkit/failovercheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // TestMain makes this test binary a Flint binary: started by an agent with

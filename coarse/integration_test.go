@@ -25,8 +25,8 @@ import (
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/scheduler"
-	"github.com/flint-mesos/flint/internal/examplecheck"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/examplecheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 func mesosURL(c interface{ URL() string }) string {

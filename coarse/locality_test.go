@@ -18,7 +18,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/event"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // hostAgent prepares an agent advertising hostname (served on loopback

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
-	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/internal/secretcheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/secretcheck"
 )
 
 // Executor secrets on minimesos: a flint.executorEnv value that

@@ -13,8 +13,8 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
-	"github.com/flint-mesos/flint/internal/indeterminatecheck"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/indeterminatecheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // sumByKey sums numbers by key across a shuffle: 6 map tasks, 4 reducers.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // Large inputs launched together reach the executor (in several launch

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/stagecheck"
+	"github.com/flint-mesos/flint/internal/testkit/stagecheck"
 )
 
 // A job of stages runs on coarse executors over their real shuffle, and a

@@ -26,7 +26,7 @@ import (
 
 	"github.com/flint-mesos/flint/examples/events"
 	s3fs "github.com/flint-mesos/flint/framework/storage/s3"
-	"github.com/flint-mesos/flint/internal/s3server"
+	"github.com/flint-mesos/flint/internal/testkit/s3server"
 )
 
 const (

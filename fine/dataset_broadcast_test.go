@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/broadcastcheck"
+	"github.com/flint-mesos/flint/internal/testkit/broadcastcheck"
 )
 
 // An 8 MiB broadcast — twice fine mode's cap on a task's input — read by

@@ -8,7 +8,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/minimesos/agent"
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/internal/indeterminatecheck"
+	"github.com/flint-mesos/flint/internal/testkit/indeterminatecheck"
 )
 
 // fineKiller is an indeterminatecheck.Killer of the fine executors of the
@@ -23,7 +23,7 @@ func fineKiller(t *testing.T, mark string) *indeterminatecheck.Killer {
 	}, OnError: func(err error) { t.Error(err) }}
 }
 
-// Fine mode's run of internal/indeterminatecheck's SPARK-23207 scenario
+// Fine mode's run of internal/testkit/indeterminatecheck's SPARK-23207 scenario
 // (coarse runs it too): Repartition after a shuffle on two hosts, the
 // fine executor that ran the 1st, 3rd, … task of the job killed, every
 // run's sums exact. Repartition's map stage reads an unordered shuffle

@@ -28,7 +28,7 @@
 // inputs (FrameworkID, Stats, DefaultParallelism, OfferFilters) or ask it
 // (FetchResult's result server); Flush waits until the owner handled
 // every input queued before it. Tests (and a simulated master) drive it
-// through WithDialer and WithClock — internal/backendharness: a fake
+// through WithDialer and WithClock — internal/testkit/backendharness: a fake
 // connection and a fake driver that record its calls.
 //
 // The driver loop owns how many cores of an executor are free (it counts

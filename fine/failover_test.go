@@ -5,8 +5,8 @@ import (
 
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/failovercheck"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/failovercheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 var failoverMode = failovercheck.Mode{Conf: baseConf, Role: contract.RoleFine, TaggedExecutors: true,

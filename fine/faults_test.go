@@ -16,7 +16,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/logging"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // driverProcess is a driver that runs stalled tasks until it is killed.

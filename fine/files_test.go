@@ -3,7 +3,7 @@ package fine_test
 import (
 	"testing"
 
-	"github.com/flint-mesos/flint/internal/filescheck"
+	"github.com/flint-mesos/flint/internal/testkit/filescheck"
 )
 
 // Files added to a job reach the tasks on minimesos: local files through

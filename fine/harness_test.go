@@ -14,8 +14,8 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/scheduler"
-	"github.com/flint-mesos/flint/internal/backendharness"
 	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/internal/testkit/backendharness"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

@@ -15,9 +15,9 @@ import (
 	"github.com/flint-mesos/flint/examples/pi"
 	"github.com/flint-mesos/flint/examples/wordcount"
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/examplecheck"
-	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/examplecheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 const envDriver = "FINE_TEST_DRIVER"

@@ -3,8 +3,8 @@ package fine_test
 import (
 	"testing"
 
-	"github.com/flint-mesos/flint/internal/jobconfcheck"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/jobconfcheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // Every flint.* setting reaches the executors in ExecutorInfo.data, typed, and

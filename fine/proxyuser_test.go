@@ -7,11 +7,11 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/internal/proxyusercheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/proxyusercheck"
 )
 
-// flint.proxyUser (the scenario: internal/proxyusercheck).
+// flint.proxyUser (the scenario: internal/testkit/proxyusercheck).
 func TestProxyUser(t *testing.T) {
 	u := proxyusercheck.NewUsers(t)
 	c := startCluster(t, clusterOpts{workDir: mesostest.SharedWorkDir(t), master: u.Master})

@@ -16,7 +16,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // localAgent is an agent with its own HTTP server, so that it can be

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // identity is who a task runs as.

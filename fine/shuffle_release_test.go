@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/internal/driverseam"
-	"github.com/flint-mesos/flint/internal/stagecheck"
+	"github.com/flint-mesos/flint/internal/testkit/stagecheck"
 )
 
 // mapOutputs lists the committed map outputs (.data files) of shuffle

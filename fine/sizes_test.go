@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 // Inputs close to the fine-grained limit, several launched at once, all

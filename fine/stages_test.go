@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/stagecheck"
+	"github.com/flint-mesos/flint/internal/testkit/stagecheck"
 )
 
 // A job of stages runs on fine executors (each task a Mesos task on

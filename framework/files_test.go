@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/filescheck"
+	"github.com/flint-mesos/flint/internal/testkit/filescheck"
 )
 
 // In local mode, added files, directories, archives and remote URLs reach

@@ -18,7 +18,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/event"
 	_ "github.com/flint-mesos/flint/framework/local"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

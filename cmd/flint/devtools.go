@@ -9,8 +9,8 @@ import (
 
 	"github.com/flint-mesos/flint"
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/internal/benchdata"
-	"github.com/flint-mesos/flint/internal/cpuburn"
+	"github.com/flint-mesos/flint/internal/devtools/benchdata"
+	"github.com/flint-mesos/flint/internal/devtools/cpuburn"
 )
 
 // devCommands are the hidden subcommands the repository's own tooling

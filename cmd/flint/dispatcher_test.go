@@ -19,7 +19,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/dispatcher"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector/zktest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 var (

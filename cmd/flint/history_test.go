@@ -14,7 +14,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/eventlog"
 	"github.com/flint-mesos/flint/framework/uistore"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // historyServer starts `flint history` on dir and returns its URL and token.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/sandbox"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // fakeAgent serves /state and a growing stdout through /files/read.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 var flintBin string

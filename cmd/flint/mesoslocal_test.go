@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/mesosconn/detector/zktest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // startLocal starts `flint mesos local` on addr with TMPDIR=tmp and waits

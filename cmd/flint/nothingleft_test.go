@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // TestKilledDriverLeavesNothingBehind: a driver killed with SIGKILL

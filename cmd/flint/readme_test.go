@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // readmeSubmits is every `flint submit` command in the README's sh code

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/executor/shuffleservice"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // `flint shuffle-service` publishes its address in its directory while

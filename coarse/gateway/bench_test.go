@@ -7,7 +7,7 @@ import (
 
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/executor/coarseexec"
-	"github.com/flint-mesos/flint/internal/grpcecho"
+	"github.com/flint-mesos/flint/internal/devtools/grpcecho"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor/coarseexec"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 

@@ -25,8 +25,8 @@ import (
 	"github.com/flint-mesos/flint/examples/wordcount"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/internal/examplecheck"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/examplecheck"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // TestMain lets agents start this test binary as a coarse executor.

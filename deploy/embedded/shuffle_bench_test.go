@@ -17,7 +17,7 @@ import (
 	"github.com/flint-mesos/flint"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
-	"github.com/flint-mesos/flint/internal/benchbase"
+	"github.com/flint-mesos/flint/internal/devtools/benchbase"
 )
 
 // envExecutorProfile names a directory: executors started by this test

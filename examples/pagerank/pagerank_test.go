@@ -15,7 +15,7 @@ import (
 
 	"github.com/flint-mesos/flint/examples/internal/exampletest"
 	"github.com/flint-mesos/flint/examples/pagerank"
-	"github.com/flint-mesos/flint/internal/examplecheck"
+	"github.com/flint-mesos/flint/internal/testkit/examplecheck"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -17,7 +17,7 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
 )

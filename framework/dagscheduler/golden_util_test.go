@@ -10,7 +10,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/scheduler"
-	"github.com/flint-mesos/flint/internal/golden"
+	"github.com/flint-mesos/flint/internal/testkit/golden"
 )
 
 type goldenRunner struct {

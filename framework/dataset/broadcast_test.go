@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/flint-mesos/flint/internal/broadcastcheck"
+	"github.com/flint-mesos/flint/internal/testkit/broadcastcheck"
 )
 
 func TestBroadcastIsReadOncePerExecutor(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/dataset"
 	s3fs "github.com/flint-mesos/flint/framework/storage/s3"
-	"github.com/flint-mesos/flint/internal/s3server"
+	"github.com/flint-mesos/flint/internal/testkit/s3server"
 )
 
 type linesArgs struct{ Paths []string }

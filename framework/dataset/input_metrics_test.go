@@ -17,7 +17,7 @@ import (
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/uistore"
-	"github.com/flint-mesos/flint/internal/stagecheck"
+	"github.com/flint-mesos/flint/internal/testkit/stagecheck"
 )
 
 // uiFeed is the task recorder and the UI's store, fed the same events.

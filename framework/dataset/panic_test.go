@@ -11,7 +11,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/internal/stagecheck"
+	"github.com/flint-mesos/flint/internal/testkit/stagecheck"
 )
 
 func explode(n int) int {

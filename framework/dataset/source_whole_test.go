@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/internal/s3server"
+	"github.com/flint-mesos/flint/internal/testkit/s3server"
 )
 
 type wholeArgs struct {

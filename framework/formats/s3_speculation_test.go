@@ -24,9 +24,9 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
-	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/internal/threemode"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // secondHost starts one more agent on c under another host name (speculative copies run on

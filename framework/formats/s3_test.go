@@ -19,8 +19,8 @@ import (
 	"github.com/flint-mesos/flint/framework/formats/parquetfile"
 	_ "github.com/flint-mesos/flint/framework/local"
 	s3fs "github.com/flint-mesos/flint/framework/storage/s3"
-	"github.com/flint-mesos/flint/internal/s3server"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/s3server"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 // shared is the S3 server of the three-mode Contexts (TestMain starts it; every mode's

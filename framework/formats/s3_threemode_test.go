@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/s3server"
-	"github.com/flint-mesos/flint/internal/secretcheck"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/s3server"
+	"github.com/flint-mesos/flint/internal/testkit/secretcheck"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 // masterAt is the embedded master's URL as the driver logs it when it starts the cluster.

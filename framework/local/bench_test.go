@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // BenchmarkLocalEmptyTasks runs jobs of 100,000 no-op tasks end to end on

@@ -17,8 +17,8 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector/zktest"
-	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // Tests on minimesos in ZooKeeper mode (a real ZooKeeper): the master

@@ -19,7 +19,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // fakeMaster is an in-test Mesos scheduler API: SUBSCRIBE streams RecordIO events, every call

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/golden"
+	"github.com/flint-mesos/flint/internal/testkit/golden"
 )
 
 // The golden scenario scripts in testdata/*.txt drive a scheduler step by

@@ -12,7 +12,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 func TestCommandTaskLifecycle(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/mesoshttp"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 	"github.com/flint-mesos/flint/internal/uuid"
-	"github.com/flint-mesos/flint/internal/waitfor"
 )
 
 func post(t *testing.T, ta *testAgent, ctype, accept string, body []byte) *http.Response {

@@ -12,7 +12,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // A checkpoint write that takes long (a busy disk) holds up only what must

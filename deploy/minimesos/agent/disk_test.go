@@ -12,7 +12,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // mountTmpfs mounts a tmpfs with opts on a new directory and unmounts it

@@ -15,7 +15,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/statusupdate"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // stateFrameworks is the framework ids of the agent's /state.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // holdLaunches makes every executor launch of the test wait, between the

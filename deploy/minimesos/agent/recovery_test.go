@@ -11,7 +11,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // An agent stopped without killing its processes and restarted on the same

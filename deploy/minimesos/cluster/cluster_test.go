@@ -17,7 +17,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/agent"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

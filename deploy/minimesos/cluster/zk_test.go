@@ -12,7 +12,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/agent"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector/zktest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // leaderZnode is the id in the lowest json.info_ znode under /mesos.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // An agent that dies (Close: its processes are killed, it stops answering

@@ -33,7 +33,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest/testexecutor"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // testExecutor is this test binary, which is minimesostest/testexecutor

@@ -15,7 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
 
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

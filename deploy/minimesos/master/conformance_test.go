@@ -18,7 +18,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 func forCodecs(t *testing.T, f func(t *testing.T, codec encoding.Codec)) {

@@ -14,7 +14,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/link"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/deploy/minimesos/minimesostest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // Timer-driven behaviour runs on a FakeClock: allocation every second,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	_ "github.com/flint-mesos/flint/framework/local" // local[N]
-	"github.com/flint-mesos/flint/internal/examplecheck"
+	"github.com/flint-mesos/flint/internal/testkit/examplecheck"
 )
 
 // Local starts a context on local[3] with the settings kv (key, value, …).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 // unfrozenJob hands Parallelize numbers drawn from a source seeded

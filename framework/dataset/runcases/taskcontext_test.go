@@ -12,8 +12,8 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/internal/threemode"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // seenTask is what one partition's closure learned from its task context.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 // ckOut is one checkpoint case: the records before and after the

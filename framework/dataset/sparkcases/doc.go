@@ -3,7 +3,7 @@
 // … in apache/spark core/src/test/scala/org/apache/spark) ported to
 // framework/dataset, as tests only. Each case's inputs and the outputs
 // Spark asserts are transcribed; the Go is our own. Every case runs in
-// the three modes of internal/threemode — local[2,4] with task retries,
+// the three modes of internal/testkit/threemode — local[2,4] with task retries,
 // embedded coarse and embedded fine — each mode's Context shared by the
 // whole suite, which keeps it within about a minute.
 //

@@ -8,7 +8,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 // Ported from Spark's SortingSuite and PartitioningSuite: sortByKey's

@@ -11,7 +11,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/recordcodec"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 // keyMod is Spark's test partitioner "getPartition(key) = key": an int

@@ -18,7 +18,7 @@ import (
 	"github.com/flint-mesos/flint/framework/formats"
 	"github.com/flint-mesos/flint/framework/formats/csvfile"
 	_ "github.com/flint-mesos/flint/framework/local"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 // splitBytes is every mode's flint.files.maxPartitionBytes: the test files are cut into

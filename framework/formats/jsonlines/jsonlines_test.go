@@ -15,7 +15,7 @@ import (
 	"github.com/flint-mesos/flint/framework/formats"
 	"github.com/flint-mesos/flint/framework/formats/jsonlines"
 	_ "github.com/flint-mesos/flint/framework/local"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 const splitBytes = 16 << 10

@@ -14,7 +14,7 @@ import (
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/formats/parquetfile"
 	_ "github.com/flint-mesos/flint/framework/local"
-	"github.com/flint-mesos/flint/internal/threemode"
+	"github.com/flint-mesos/flint/internal/testkit/threemode"
 )
 
 // Every row group is a split of its own.

@@ -18,7 +18,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/storage"
 	s3fs "github.com/flint-mesos/flint/framework/storage/s3"
-	"github.com/flint-mesos/flint/internal/s3server"
+	"github.com/flint-mesos/flint/internal/testkit/s3server"
 )
 
 func newFS(t *testing.T, srv *s3server.Server, mod func(*s3fs.Options)) *s3fs.FS {

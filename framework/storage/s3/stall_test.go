@@ -12,7 +12,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/storage"
 	s3fs "github.com/flint-mesos/flint/framework/storage/s3"
-	"github.com/flint-mesos/flint/internal/s3server"
+	"github.com/flint-mesos/flint/internal/testkit/s3server"
 )
 
 // stallProxy forwards loopback TCP connections to a server until Stall; from then on it

@@ -15,7 +15,7 @@ import (
 	mesostime "github.com/mesos/mesos-go/api/v1/lib/time"
 
 	"github.com/flint-mesos/flint/internal/clock"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 func TestFormatDuration(t *testing.T) {

@@ -28,7 +28,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/agent/containerizer"
 	"github.com/flint-mesos/flint/deploy/minimesos/cluster"
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // LogBuffer collects a test's logs; they are shown only when it fails.

@@ -17,9 +17,9 @@ import (
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
-	"github.com/flint-mesos/flint/internal/jobconfcheck"
-	"github.com/flint-mesos/flint/internal/mesostest"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/jobconfcheck"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // The environment that makes a test binary the first driver (DriverMain).

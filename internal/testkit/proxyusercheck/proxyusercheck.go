@@ -16,7 +16,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/mesosconn"
-	"github.com/flint-mesos/flint/internal/mesostest"
+	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
 
 const principalSecret = "proxy-principal-secret-7d2e41"

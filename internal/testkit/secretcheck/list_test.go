@@ -9,7 +9,7 @@ import (
 // The values this scenario hands Flint are listed for scripts/check-test-secrets, which
 // searches every log `make test` kept for them.
 func TestValuesAreListedForTheLogCheck(t *testing.T) {
-	b, err := os.ReadFile("../../scripts/test-secrets.txt")
+	b, err := os.ReadFile("../../../scripts/test-secrets.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

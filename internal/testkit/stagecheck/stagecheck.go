@@ -31,7 +31,7 @@ import (
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/internal/driverseam"
-	"github.com/flint-mesos/flint/internal/waitfor"
+	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
 // Job is the registered job's name.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	_ "github.com/flint-mesos/flint/framework/local"
-	"github.com/flint-mesos/flint/internal/examplecheck"
+	"github.com/flint-mesos/flint/internal/testkit/examplecheck"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/flint-mesos/flint/internal/grpcecho"
+	"github.com/flint-mesos/flint/internal/devtools/grpcecho"
 )
 
 func TestMain(m *testing.M) {

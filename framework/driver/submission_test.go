@@ -134,7 +134,9 @@ func encodeOutput(t *testing.T, o stagetask.Output) []byte {
 type recordBackend struct{ launched []*backend.TaskDescription }
 
 func (b *recordBackend) Start(context.Context, backend.Driver) error { return nil }
-func (b *recordBackend) Apply(batch backend.Batch)                   { b.launched = append(b.launched, batch.Launches...) }
+func (b *recordBackend) Apply(batch backend.Batch) {
+	b.launched = append(b.launched, batch.Launches...)
+}
 func (b *recordBackend) FetchResult(context.Context, string, string) ([]byte, error) {
 	return nil, io.EOF
 }

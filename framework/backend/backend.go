@@ -62,12 +62,29 @@ type Batch struct {
 	// Demand is what the driver now waits for; nil when unchanged since
 	// the previous batch.
 	Demand *Demand
+	// Allocation is dynamic allocation's decision (framework/allocation);
+	// nil when there is none to apply (disabled, or unchanged).
+	Allocation *Allocation
 }
 
 // Empty reports whether the batch carries nothing to do.
 func (b *Batch) Empty() bool {
-	return !b.Tick && len(b.Kills) == 0 && len(b.Releases) == 0 && len(b.ShuffleReleases) == 0 && len(b.Launches) == 0 && b.Demand == nil
+	return !b.Tick && len(b.Kills) == 0 && len(b.Releases) == 0 && len(b.ShuffleReleases) == 0 && len(b.Launches) == 0 && b.Demand == nil && b.Allocation == nil
 }
+
+// Allocation is what dynamic allocation asks of a backend that launches
+// executors (coarse Mesos): keep Target executors, registered or
+// launching — launch from offers up to it and decline offers while at it,
+// never kill for it — and stop the executors in Release. The driver placed
+// no task on a released executor since it decided to release it, and
+// places none after: it is idle, and its loss is expected.
+type Allocation struct {
+	Target  int
+	Release []ExecutorRelease
+}
+
+// ExecutorRelease names an idle executor to stop and why.
+type ExecutorRelease struct{ ExecutorID, Reason string }
 
 // Kill asks the executor running TaskID to kill it.
 type Kill struct {

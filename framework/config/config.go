@@ -390,6 +390,9 @@ func (c *Config) crossCheck() []error {
 	if err := c.CheckSecret(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, _, err := c.DynamicAllocation(); err != nil {
+		errs = append(errs, err)
+	}
 	// Coarse-grained executors on Mesos send heartbeats within the network
 	// timeout (local masters and fine-grained executors do not).
 	hb, to := mustKey("flint.executor.heartbeatInterval"), mustKey("flint.network.timeout")

@@ -84,13 +84,14 @@ const (
 	GroupSpeculation = "Speculation"
 	GroupExclusion   = "Exclusion on failure"
 	GroupShuffle     = "Shuffle"
+	GroupAllocation  = "Dynamic allocation"
 	GroupMesos       = "Mesos"
 	GroupLogging     = "Logging and console"
 	GroupUI          = "Web UI, metrics and event log"
 	GroupStorage     = "Storage: files and S3"
 )
 
-var groupOrder = []string{GroupApplication, GroupExecution, GroupScheduling, GroupSpeculation, GroupExclusion, GroupShuffle, GroupStorage, GroupMesos, GroupLogging, GroupUI}
+var groupOrder = []string{GroupApplication, GroupExecution, GroupScheduling, GroupSpeculation, GroupExclusion, GroupShuffle, GroupAllocation, GroupStorage, GroupMesos, GroupLogging, GroupUI}
 
 const (
 	mesosUsed = " Used by the Mesos backends (coarse and fine)."
@@ -355,6 +356,7 @@ var (
 
 func init() {
 	table = append(table, storageKeys...)
+	table = append(table, allocationKeys...)
 	byLower = make(map[string]*Key, len(table))
 	for i := range table {
 		k := &table[i]

@@ -176,6 +176,13 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 		exited:   make(chan struct{}),
 		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
 	}
+	if ac, on, err := p.Config.DynamicAllocation(); err != nil {
+		return nil, fmt.Errorf("coarse: %w", err)
+	} else if on {
+		// the driver's first decision comes on its first tick; offers
+		// before it launch no more than the decision core starts at
+		b.limit = max(ac.MinExecutors, ac.InitialExecutors)
+	}
 	b.chain = fetchHandler{handler{b}}
 	b.gwChain = fetchEvents{gatewayEvents{b}}
 	for _, o := range opts {
@@ -369,19 +376,38 @@ func (b *Backend) RequestTotalExecutors(n int) {
 // and its tasks are reported lost to the driver, which resubmits them.
 func (b *Backend) KillExecutor(executorID string) error {
 	err := ErrNotStarted
-	b.call(func() { err = b.killExecutor(executorID) })
+	b.call(func() { err = b.killExecutor(executorID, "killed by the driver") })
 	return err
 }
 
-func (b *Backend) killExecutor(executorID string) error {
+// applyAllocation applies dynamic allocation's decision on the owner: the
+// new target bounds launches (offers are declined, and suppressed, while
+// the live executors reach it), and each released executor is stopped
+// through its stream as Stop does, its loss reported with the release's
+// reason. The driver loop placed no task on it since deciding, and a
+// batch's launches are queued before this runs: nothing can reach it after
+// its stop.
+func (b *Backend) applyAllocation(a *backend.Allocation) {
+	b.limit = a.Target
+	for _, r := range a.Release {
+		if err := b.killExecutor(r.ExecutorID, r.Reason); err != nil {
+			b.log.WithField("executor", r.ExecutorID).Debugf("coarse: release: %v", err) // it ended meanwhile
+			continue
+		}
+		b.log.WithField("executor", r.ExecutorID).Infof("coarse: executor %s %s", r.ExecutorID, r.Reason)
+	}
+	b.updateDemand()
+}
+
+func (b *Backend) killExecutor(executorID, reason string) error {
 	e := b.execs[executorID]
 	if e == nil || e.lost {
 		return fmt.Errorf("coarse: no live executor %q", executorID)
 	}
 	e.lost, e.stopRequested = true, true
 	if e.registered {
-		b.d.ExecutorLost(executorID, "killed by the driver", false)
-		if err := b.gw.StopExecutor(executorID, "killed by the driver"); err == nil {
+		b.d.ExecutorLost(executorID, reason, false)
+		if err := b.gw.StopExecutor(executorID, reason); err == nil {
 			b.updateDemand()
 			return nil
 		}

@@ -256,6 +256,9 @@ func (b *Backend) applyBatch(batch *backend.Batch) {
 	if len(batch.Launches) > 0 {
 		b.launch(flintconv.TaskDescriptions(batch.Launches))
 	}
+	if batch.Allocation != nil {
+		b.applyAllocation(batch.Allocation)
+	}
 	if batch.Demand != nil {
 		b.demand = *batch.Demand
 	}

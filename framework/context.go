@@ -98,8 +98,12 @@ func NewContext(ctx context.Context, cfg *Config, opts ...Option) (*Context, err
 	for _, l := range o.listeners {
 		c.bus.AddListener(l)
 	}
+	alloc, err := allocationConfig(cfg, master, o.log)
+	if err != nil {
+		return nil, err
+	}
 	c.driver, err = driver.New(driver.Config{Sched: core, DAG: dagConfig(cfg), Now: o.now, Bus: c.bus, Log: o.log,
-		Pool: cfg.String("flint.scheduler.pool")})
+		Pool: cfg.String("flint.scheduler.pool"), Allocation: alloc})
 	if err != nil {
 		c.bus.Close()
 		return nil, err

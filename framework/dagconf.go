@@ -1,6 +1,10 @@
 package framework
 
 import (
+	"github.com/sirupsen/logrus"
+
+	"github.com/flint-mesos/flint/framework/allocation"
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 )
 
@@ -12,4 +16,21 @@ func dagConfig(cfg *Config) dagscheduler.Config {
 		UnregisterOutputOnHost:      cfg.Bool("flint.files.fetchFailure.unRegisterOutputOnHost"),
 		ShuffleService:              cfg.Bool("flint.shuffle.service.enabled"),
 	}
+}
+
+// allocationConfig is dynamic allocation's settings when it is enabled
+// and the backend launches executors (coarse-grained Mesos, under a Mesos
+// or the embedded master); nil otherwise. Fine-grained mode holds
+// resources only while tasks run, and local mode has no executors to
+// release: the keys are noted and ignored there.
+func allocationConfig(cfg *Config, master backend.Master, log logrus.FieldLogger) (*allocation.Config, error) {
+	ac, enabled, err := cfg.DynamicAllocation()
+	if err != nil || !enabled {
+		return nil, err
+	}
+	if name := backend.Name(master, cfg); name != backend.MesosCoarse && !(name == backend.Embedded && cfg.Bool("flint.mesos.coarse")) {
+		log.Infof("flint.dynamicAllocation.enabled is ignored by the %s backend: only coarse-grained Mesos executors are launched and released (fine-grained mode holds resources only while tasks run)", name)
+		return nil, nil
+	}
+	return &ac, nil
 }

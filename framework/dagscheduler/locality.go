@@ -97,6 +97,18 @@ func (s *Scheduler) ForgetCache(prefix NodeID) int {
 	return n
 }
 
+// CachedExecutors names the executors holding a cached partition (dynamic
+// allocation gives them cachedExecutorIdleTimeout).
+func (s *Scheduler) CachedExecutors() map[string]bool {
+	out := map[string]bool{}
+	for _, locs := range s.cache {
+		for _, l := range locs {
+			out[l.ExecutorID] = true
+		}
+	}
+	return out
+}
+
 func (s *Scheduler) dropCacheOn(exec string) {
 	for k, locs := range s.cache {
 		locs = slices.DeleteFunc(locs, func(l scheduler.Location) bool { return l.ExecutorID == exec })

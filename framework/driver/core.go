@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/allocation"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/event"
@@ -56,6 +57,11 @@ type driverCore struct {
 	// stage's task set takes the list as it is when the stage is
 	// submitted, and its tasks' descriptions carry it.
 	files []*backend.File
+
+	// Dynamic allocation (allocation.go): nil when disabled.
+	alloc        *allocation.Manager
+	allocService bool // a shuffle service serves released executors' outputs
+	allocSent    bool // a decision went to the backend
 }
 
 // execSlot is an executor the backend reported up, with its task cores
@@ -63,6 +69,9 @@ type driverCore struct {
 type execSlot struct {
 	id, host    string
 	cores, busy int
+	tasks       int       // attempts launched there, not yet seen ending
+	idleSince   time.Time // when tasks last became 0 (or it registered)
+	release     string    // why dynamic allocation released it ("" while kept): no task goes there
 }
 
 // slotUse is the cores an attempt takes until its terminal update.
@@ -146,6 +155,9 @@ func (c *driverCore) ready(now time.Time) step {
 	if c.dirty && !c.stopped {
 		c.offerRound(now)
 	}
+	if c.out.Tick && c.alloc != nil && !c.stopped {
+		c.stepAllocation(now)
+	}
 	if c.changed {
 		c.updateDemand()
 	}
@@ -164,7 +176,7 @@ func (c *driverCore) offerRound(now time.Time) {
 	}
 	offers := c.offers[:0]
 	for _, e := range c.order {
-		if free := e.cores - e.busy; free >= c.taskCPUs {
+		if free := e.cores - e.busy; free >= c.taskCPUs && e.release == "" {
 			offers = append(offers, scheduler.WorkerOffer{ExecutorID: e.id, Host: e.host, Cores: free})
 		}
 	}
@@ -200,6 +212,7 @@ func (c *driverCore) launched(l *scheduler.Launch, td *backend.TaskDescription, 
 	}
 	if e := c.execs[l.ExecutorID]; e != nil {
 		e.busy += cpus
+		e.tasks++
 		c.taken[l.TaskID] = slotUse{exec: e, cpus: cpus}
 	}
 	t, err := c.taskInput(js, l)
@@ -222,10 +235,13 @@ func (c *driverCore) launched(l *scheduler.Launch, td *backend.TaskDescription, 
 }
 
 // freeSlot gives back the cores of an attempt that ended on its executor.
-func (c *driverCore) freeSlot(id scheduler.TaskID) {
+func (c *driverCore) freeSlot(id scheduler.TaskID, now time.Time) {
 	if use, ok := c.taken[id]; ok {
 		delete(c.taken, id)
 		use.exec.busy -= use.cpus
+		if use.exec.tasks--; use.exec.tasks == 0 {
+			use.exec.idleSince = now
+		}
 		c.dirty = true
 	}
 }
@@ -265,7 +281,7 @@ func taskSet(js *jobState) scheduler.TaskSet {
 func (c *driverCore) executorUp(id, host string, cores int, now time.Time) {
 	e := c.execs[id]
 	if e == nil {
-		e = &execSlot{id: id}
+		e = &execSlot{id: id, idleSince: now}
 		c.execs[id] = e
 		i, _ := slices.BinarySearchFunc(c.order, id, func(x *execSlot, id string) int { return strings.Compare(x.id, id) })
 		c.order = slices.Insert(c.order, i, e)
@@ -287,6 +303,13 @@ func (c *driverCore) executorLost(id, reason string, causedByApp bool, now time.
 	}
 	// its map outputs are gone with it (no external shuffle service)
 	c.applyDAG(c.dag.ExecutorLost(id, host, false, now), now, nil)
+	released := ""
+	if e := c.execs[id]; e != nil {
+		released = e.release
+	}
+	if released != "" {
+		reason = released
+	}
 	c.out.events = append(c.out.events, event.ExecutorRemoved{Time: now, ExecutorID: id, Reason: reason})
 	if e := c.execs[id]; e != nil {
 		delete(c.execs, id)
@@ -298,6 +321,10 @@ func (c *driverCore) executorLost(id, reason string, causedByApp bool, now time.
 		}
 	}
 	c.dirty, c.changed = true, true
+	if released != "" {
+		c.log.WithField("executor", id).Infof("executor %s removed: %s", id, reason)
+		return
+	}
 	c.log.WithField("executor", id).Warnf("executor %s lost: %s", id, firstLine(reason)) // the job error carries the rest
 }
 

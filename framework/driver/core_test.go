@@ -13,7 +13,9 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/allocation"
 	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/scheduler"
 )
@@ -29,6 +31,9 @@ import (
 // Commands:
 //
 //	config task-cpus=N max-failures=N locality-wait=D    (before the first step)
+//	config alloc-min=N alloc-max=N alloc-initial=N alloc-idle=D alloc-cached-idle=D alloc-backlog=D [alloc-service]
+//	                                                      (dynamic allocation on, Spark's defaults for what is not named)
+//	cached exec=ID node=NODE part=N                       (the executor holds a cached partition)
 //	submit job=NAME tasks=N [prefer=HOST,...] [pool=P]
 //	up exec=ID host=H cores=N
 //	lost exec=ID [by-app]
@@ -57,17 +62,54 @@ type loopHarness struct {
 	names    map[*jobState]string
 	fetching map[uint64]fetch
 	errs     []string // inputs refused in this step
+	alloc    *allocation.Config
+}
+
+// allocOption sets one dynamic allocation setting of the script's config.
+func (h *loopHarness) allocOption(t *testing.T, key, v string) {
+	if h.alloc == nil {
+		c := allocation.DefaultConfig()
+		h.alloc = &c
+	}
+	dur := func() time.Duration {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	switch key {
+	case "alloc-min":
+		h.alloc.MinExecutors = atoi(t, v)
+	case "alloc-max":
+		h.alloc.MaxExecutors = atoi(t, v)
+	case "alloc-initial":
+		h.alloc.InitialExecutors = atoi(t, v)
+	case "alloc-idle":
+		h.alloc.ExecutorIdleTimeout = dur()
+	case "alloc-cached-idle":
+		h.alloc.CachedExecutorIdleTimeout = dur()
+	case "alloc-backlog":
+		h.alloc.SchedulerBacklogTimeout, h.alloc.SustainedSchedulerBacklogTimeout = dur(), dur()
+	case "alloc-service":
+		h.alloc.ShuffleService = true
+	}
 }
 
 func (h *loopHarness) run(t *testing.T, d *datadriven.TestData) string {
 	if d.Cmd == "config" {
 		for _, a := range d.CmdArgs {
-			v := a.Vals[0]
+			v := ""
+			if len(a.Vals) > 0 {
+				v = a.Vals[0]
+			}
 			switch a.Key {
 			case "task-cpus":
 				h.cfg.TaskCPUs = atoi(t, v)
 			case "max-failures":
 				h.cfg.MaxTaskFailures = atoi(t, v)
+			case "alloc-min", "alloc-max", "alloc-initial", "alloc-idle", "alloc-cached-idle", "alloc-backlog", "alloc-service":
+				h.allocOption(t, a.Key, v)
 			case "locality-wait":
 				w, err := time.ParseDuration(v)
 				if err != nil {
@@ -89,6 +131,11 @@ func (h *loopHarness) run(t *testing.T, d *datadriven.TestData) string {
 		log.SetOutput(io.Discard)
 		h.core = newDriverCore(sched, log, func() bool { return true })
 		h.names = map[*jobState]string{}
+		if h.alloc != nil {
+			if err := h.core.setAllocation(*h.alloc); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if d.Cmd == "step" {
 		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
@@ -182,6 +229,8 @@ func (h *loopHarness) input(t *testing.T, cmd string, a map[string]string) {
 		c.tick(h.now)
 	case "stop":
 		c.stop(h.now)
+	case "cached":
+		c.dag.CacheAdded(dagscheduler.NodeID(a["node"]), atoi(t, a["part"]), scheduler.Location{ExecutorID: a["exec"], Host: c.execs[a["exec"]].host})
 	default:
 		t.Fatalf("unknown command %q", cmd)
 	}
@@ -234,6 +283,12 @@ func (h *loopHarness) render(st step) string {
 	for _, l := range st.Launches {
 		fmt.Fprintf(&b, "launch task=%d exec=%s job=%s index=%d attempt=%d cpus=%d\n", l.TaskID, l.ExecutorID,
 			h.jobName(l.TaskSetID), l.Index, l.Attempt, l.CPUs)
+	}
+	if a := st.Allocation; a != nil {
+		fmt.Fprintf(&b, "allocation target=%d\n", a.Target)
+		for _, r := range a.Release {
+			fmt.Fprintf(&b, "allocation release exec=%s: %s\n", r.ExecutorID, r.Reason)
+		}
 	}
 	if d := st.Demand; d != nil {
 		fmt.Fprintf(&b, "demand waiting=%t", d.Waiting)

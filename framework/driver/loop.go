@@ -7,6 +7,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/allocation"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/event"
@@ -127,6 +128,9 @@ type Config struct {
 	Bus   *event.Bus               // where listener events go
 	Log   logrus.FieldLogger
 	Pool  string // the scheduler pool of jobs that name none
+	// Allocation enables dynamic allocation with these settings (nil:
+	// off): the backend must apply backend.Allocation (coarse Mesos).
+	Allocation *allocation.Config
 }
 
 // New builds a driver loop around a new driver core; it runs nothing until
@@ -137,6 +141,11 @@ func New(cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	d.pool = cfg.Pool
+	if cfg.Allocation != nil {
+		if err := d.core.setAllocation(*cfg.Allocation); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }
 

@@ -18,14 +18,14 @@ func (c *driverCore) statusUpdate(u *backend.StatusUpdate, now time.Time) {
 	case scheduler.Running:
 		return
 	case scheduler.Finished:
-		c.freeSlot(scheduler.TaskID(u.TaskID))
+		c.freeSlot(scheduler.TaskID(u.TaskID), now)
 		if u.Indirect != nil {
 			c.fetchIndirect(u, u.Indirect)
 			return
 		}
 		c.finish(u, u.Result, now)
 	case scheduler.Failed, scheduler.KilledState, scheduler.Lost:
-		c.freeSlot(scheduler.TaskID(u.TaskID))
+		c.freeSlot(scheduler.TaskID(u.TaskID), now)
 		c.fail(u, failureOf(u), nil, now)
 	default:
 		c.log.Warnf("ignoring status update for task %d with state %s", u.TaskID, u.State)

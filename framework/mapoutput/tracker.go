@@ -239,6 +239,25 @@ func (t *Tracker) UnregisterMapOutput(shuffleID, mapIndex int, loc Location) boo
 // Lost names one output dropped by RemoveOutputsOn*.
 type Lost struct{ ShuffleID, MapIndex int }
 
+// Executors names the executors serving at least one registered output.
+func (t *Tracker) Executors() map[string]bool {
+	used := make([]bool, len(t.locs))
+	for _, s := range t.shuffles {
+		for m := range s.outputs {
+			if o := &s.outputs[m]; o.loc >= 0 {
+				used[o.loc] = true
+			}
+		}
+	}
+	out := map[string]bool{}
+	for i, u := range used {
+		if u {
+			out[t.locs[i].ExecutorID] = true
+		}
+	}
+	return out
+}
+
 // RemoveOutputsOnExecutor drops every output served by the executor and
 // returns them (by shuffle, then map index). Dropping any increments the
 // epoch once.

@@ -181,6 +181,10 @@ func (s *TaskScheduler) PendingHostPreferences() map[string]int {
 // RunningTasks returns the number of running attempts.
 func (s *TaskScheduler) RunningTasks() int { return len(s.running) }
 
+// PendingTasks returns the number of tasks of live task sets waiting for a
+// slot, speculative copies included (dynamic allocation's backlog).
+func (s *TaskScheduler) PendingTasks() int { return s.pendingTotal() }
+
 // StatusUpdate applies a state change of an attempt. Unknown or already
 // ended attempts are ignored: updates may be delivered more than once.
 func (s *TaskScheduler) StatusUpdate(id TaskID, u Update, now time.Time) []Event {

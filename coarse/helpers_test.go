@@ -149,13 +149,19 @@ type run struct {
 
 func newRun(t testing.TB, masterURL string, conf ...string) (*run, error) {
 	t.Helper()
+	return newRunWith(t, masterURL, nil, conf...)
+}
+
+// newRunWith is newRun with Context options (a clock) beside the logger.
+func newRunWith(t testing.TB, masterURL string, opts []framework.Option, conf ...string) (*run, error) {
+	t.Helper()
 	mark := mesostest.NewMark()
 	cfg, err := config.Load(config.LoadOptions{Conf: append(append(baseConf(mark), "flint.master="+masterURL), conf...)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	log, buf := mesostest.Logger(t)
-	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
+	fc, err := framework.NewContext(context.Background(), cfg, append([]framework.Option{framework.WithLogger(log)}, opts...)...)
 	if err != nil {
 		return &run{mark: mark, logs: buf}, err
 	}

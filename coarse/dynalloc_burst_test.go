@@ -56,7 +56,9 @@ var burstJob = dataset.JobResult("coarse_test.dynalloc-bursts", func(b *dataset.
 		(*f)()
 	}
 	doubled := dataset.Map(dataset.MapPartitions(sums, gateThen[dataset.KV[int, int64]](in.Gate2)),
-		func(kv dataset.KV[int, int64]) dataset.KV[int, int64] { return dataset.KV[int, int64]{Key: kv.Key, Value: 2 * kv.Value} })
+		func(kv dataset.KV[int, int64]) dataset.KV[int, int64] {
+			return dataset.KV[int, int64]{Key: kv.Key, Value: 2 * kv.Value}
+		})
 	second, err := dataset.Collect(doubled)
 	return burstOut{first, second}, err
 })
@@ -128,7 +130,7 @@ func (w *allocWatch) snapshot() (added []string, removed map[string]string) {
 // instead of waiting it out.
 type jumpClock struct{ offset atomic.Int64 }
 
-func (c *jumpClock) now() time.Time        { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *jumpClock) now() time.Time       { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *jumpClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
 
 // Dynamic allocation on the embedded master, with the agents' shuffle

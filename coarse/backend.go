@@ -292,7 +292,7 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 // startFiles serves the driver's own executable as the executor binary
 // unless flint.executor.uri names one.
 func (b *Backend) startFiles(addr mesosbackend.Addr) error {
-	exe, err := b.StartFiles(b.set.URI, b.set.SHA256, addr, b.log, b.set.Env, &b.set.Command)
+	exe, err := b.StartFiles(&b.set.Executor, addr, b.log)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}

@@ -125,14 +125,11 @@ func (b *Backend) live() int {
 
 // taskInfo is the Mesos task that runs executor e.
 func (b *Backend) taskInfo(e *executor, agent mesos.AgentID, res mesos.Resources) mesos.TaskInfo {
-	no := false
-	uris := b.exe.URIs(e.id, b.set.ExtraURIs)
-	cmd := b.set.Command
 	return mesos.TaskInfo{
 		Name: "flint executor " + e.id, TaskID: mesos.TaskID{Value: e.id}, AgentID: agent, Resources: res,
-		Command: b.set.Executor.RunAs(&mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
-			Environment: &mesos.Environment{Variables: b.environment(e)}}),
-		Container: b.set.Executor.Container(),
+		Command:   b.set.Executor.CommandInfo(b.exe.URIs(e.id, b.set.ExtraURIs), b.set.Command, b.environment(e)),
+		Container: b.set.Executor.ContainerInfo(e.ports),
+		Labels:    b.set.Executor.TaskLabels(),
 	}
 }
 
@@ -157,6 +154,7 @@ func (b *Backend) environment(e *executor) []mesos.Environment_Variable {
 	env[contract.EnvLogLevel] = b.set.LogLevel
 	env[contract.EnvLogFormat] = b.set.LogFormat
 	env[contract.EnvUser] = b.set.Executor.TaskUser(b.user)
+	b.set.Executor.PortEnv(b.set.Servers, e.ports, env)
 	return b.set.Executor.Environment(env)
 }
 

@@ -2,12 +2,14 @@ package coarse
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/resource"
 )
@@ -47,5 +49,45 @@ func TestExecutorPortsComeFromThePlan(t *testing.T) {
 	}
 	if why := b.explain(); !strings.Contains(why, "offer from a2.host: ports: 0 free < 2 needed (executor port mappings)") {
 		t.Fatalf("explanation %q does not name the ports", why)
+	}
+}
+
+// With an executor image, each executor's task carries the Docker
+// ContainerInfo whose port mapping is the port its plan took from the
+// offer, its environment tells the executor to listen on it, and the task
+// has flint.mesos.task.labels.
+func TestContainerPortMappingIsThePlansPort(t *testing.T) {
+	b := testBackend(t, "flint.executor.cores=1", "flint.executor.memory=256m",
+		"flint.mesos.executor.docker.image=flint/exec:test", "flint.mesos.task.labels=team:data")
+	if b.set.Ports != 1 {
+		t.Fatalf("settings take %d ports per executor, want 1 (the shuffle server)", b.set.Ports)
+	}
+	o := offer("o1", "a1", 2, 4096, 0)
+	o.Resources = append(o.Resources, resource.RangeResource(resource.Ports, 31007, 31008))
+	p := b.planOffers([]mesos.Offer{o}, nil, time.Unix(1000, 0))
+	tis := p.launches[mesos.OfferID{Value: "o1"}]
+	if len(tis) != 2 {
+		t.Fatalf("%d launches, want 2", len(tis))
+	}
+	for _, ti := range tis {
+		port := resource.Values(ti.Resources, resource.Ports)
+		d := ti.GetContainer().GetDocker()
+		if ti.GetContainer().GetType() != mesos.ContainerInfo_DOCKER || d.GetImage() != "flint/exec:test" || d.GetNetwork() != mesos.ContainerInfo_DockerInfo_BRIDGE {
+			t.Fatalf("task %s container %v, want the image under Docker on its bridge", ti.TaskID.Value, ti.GetContainer())
+		}
+		if len(port) != 1 || len(d.PortMappings) != 1 || uint64(d.PortMappings[0].HostPort) != port[0] || uint64(d.PortMappings[0].ContainerPort) != port[0] {
+			t.Fatalf("task %s takes ports %v but maps %v", ti.TaskID.Value, port, d.PortMappings)
+		}
+		env := map[string]string{}
+		for _, v := range ti.GetCommand().GetEnvironment().Variables {
+			env[v.Name] = v.GetValue()
+		}
+		want := strconv.FormatUint(port[0], 10)
+		if env[contract.EnvShufflePort] != want || env[contract.EnvShuffleHostPort] != want || env[contract.EnvBindAddress] != "0.0.0.0" {
+			t.Fatalf("task %s environment %v, want the shuffle server on %s", ti.TaskID.Value, env, want)
+		}
+		if l := ti.GetLabels().GetLabels(); len(l) != 1 || l[0].Key != "team" || l[0].GetValue() != "data" {
+			t.Fatalf("task %s labels %v", ti.TaskID.Value, l)
+		}
 	}
 }

@@ -46,6 +46,23 @@ const (
 	EnvTimeout    = "FLINT_NETWORK_TIMEOUT"
 )
 
+// Where an executor's listening servers listen and are reached, set when
+// it runs in a container (flint.mesos.executor.docker.image,
+// flint.mesos.network.name): each server takes one port of the agent's
+// offered "ports" ranges (placement's plan names them), the container
+// maps it (Docker's bridge or user network, a CNI network's port mapping)
+// or, on the host's network, the server listens on it directly. The
+// server listens on EnvBindAddress (when set) and the container port, and
+// advertises the executor's host (EnvHost; a fine executor's agent host)
+// with the host port. Unset: the server picks a free port, as before.
+const (
+	EnvBindAddress     = "FLINT_EXECUTOR_BIND_ADDRESS" // "0.0.0.0" when the container has a network of its own
+	EnvShufflePort     = "FLINT_SHUFFLE_PORT"          // the shuffle server's port inside the container
+	EnvShuffleHostPort = "FLINT_SHUFFLE_HOST_PORT"     // the agent's port it is reached at
+	EnvResultPort      = "FLINT_RESULT_PORT"           // a fine executor's result server's port inside the container
+	EnvResultHostPort  = "FLINT_RESULT_HOST_PORT"      // the agent's port it is reached at
+)
+
 // LabelResults is the TaskStatus label holding the base URL of a fine
 // executor's result server on updates whose result the executor kept.
 const LabelResults = "flint.results"

@@ -270,7 +270,7 @@ func (b *Backend) addToAccept(g *group, td *flintpb.TaskDescription) addResult {
 	g.tasks = append(g.tasks, mesos.TaskInfo{
 		Name:   fmt.Sprintf("flint task %d (job %d stage %d index %d attempt %d)", td.TaskId, td.JobId, td.StageId, td.Index, td.Attempt),
 		TaskID: mesos.TaskID{Value: b.mesosTaskID(td.TaskId)}, AgentID: mesos.AgentID{Value: g.agentID},
-		Resources: taken, Executor: g.exec, Data: data,
+		Resources: taken, Executor: g.exec, Data: data, Labels: b.set.Executor.TaskLabels(),
 	})
 	if short {
 		g.shortCPUs = 0
@@ -351,7 +351,7 @@ func (b *Backend) plan(groups []*group, capped bool) {
 				a.gen, a.genUsed, a.up, a.lossSeen = a.gen+1, false, false, false
 			}
 			a.exited = false // this launch starts the executor again
-			g.exec, g.gen = b.executorInfo(b.executorID(g.agentID), a.gen, s.Executor), a.gen
+			g.exec, g.gen = b.executorInfo(b.executorID(g.agentID), a.gen, g.host, s.Executor, s.ExecutorPorts), a.gen
 			a.info = g.exec
 		}
 		g.slots, g.slot, g.shortCPUs = s.Slots, s.Slot, s.ShortCPUs
@@ -545,16 +545,13 @@ func (b *Backend) declineHeld(match func(*heldOffer) bool, reason mesosconn.Decl
 // executorInfo is the per-agent executor: the Flint binary in the
 // fine-executor role, with Settings in its data. Its binary's fetch
 // credential belongs to generation gen of executor id (grantOwner).
-func (b *Backend) executorInfo(id string, gen int, res mesos.Resources) *mesos.ExecutorInfo {
-	no := false
-	uris := b.exe.URIs(grantOwner(id, gen), b.set.ExtraURIs)
-	cmd, name, source := b.set.Command, "flint fine executor", "flint"
+func (b *Backend) executorInfo(id string, gen int, host string, res mesos.Resources, ports []uint64) *mesos.ExecutorInfo {
+	name, source := "flint fine executor", "flint"
 	return &mesos.ExecutorInfo{
 		Type: mesos.ExecutorInfo_CUSTOM, ExecutorID: mesos.ExecutorID{Value: id}, Name: &name,
 		Source: &source, Resources: res, Data: b.settingsData(id),
-		Command: b.set.Executor.RunAs(&mesos.CommandInfo{URIs: uris, Shell: &no, Value: &cmd, Arguments: []string{cmd},
-			Environment: &mesos.Environment{Variables: b.environment()}}),
-		Container: b.set.Executor.Container(),
+		Command:   b.set.Executor.CommandInfo(b.exe.URIs(grantOwner(id, gen), b.set.ExtraURIs), b.set.Command, b.environment(host, ports)),
+		Container: b.set.Executor.ContainerInfo(ports),
 	}
 }
 
@@ -573,8 +570,10 @@ func (b *Backend) settingsData(id string) []byte {
 	return data
 }
 
-// environment is flint.executorEnv.* plus what the executor needs (which wins).
-func (b *Backend) environment() []mesos.Environment_Variable {
+// environment is flint.executorEnv.* plus what the executor needs (which
+// wins); in a container, where its servers listen and are reached (host,
+// the agent's, and ports).
+func (b *Backend) environment(host string, ports []uint64) []mesos.Environment_Variable {
 	env := map[string]string{}
 	for k, v := range b.set.Env {
 		env[k] = v
@@ -583,6 +582,10 @@ func (b *Backend) environment() []mesos.Environment_Variable {
 	env[contract.EnvUser] = b.set.Executor.TaskUser(b.user)
 	env[contract.EnvLogLevel] = b.set.LogLevel
 	env[contract.EnvLogFormat] = b.set.LogFormat
+	if len(ports) > 0 {
+		env[contract.EnvHost] = host
+		b.set.Executor.PortEnv(b.set.Servers, ports, env)
+	}
 	return b.set.Executor.Environment(env)
 }
 

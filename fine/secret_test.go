@@ -16,7 +16,7 @@ func TestExecutorInfoCarriesAPerExecutorSecret(t *testing.T) {
 	b.set.taskCPUs, b.driverHost = 1, "127.0.0.1"
 	settings := func(id string) fineexec.Settings {
 		t.Helper()
-		info := b.executorInfo(id, 0, nil)
+		info := b.executorInfo(id, 0, "h", nil, nil)
 		s, err := fineexec.DecodeSettings(info.Data)
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +47,7 @@ func TestResultServersUseTLSByDefault(t *testing.T) {
 		}
 		b := newTestBackend(&recorder{})
 		b.set, b.secret, b.driverHost = s, "application-secret-0123456789", "127.0.0.1"
-		got, err := fineexec.DecodeSettings(b.executorInfo(executorID("S0"), 0, nil).Data)
+		got, err := fineexec.DecodeSettings(b.executorInfo(executorID("S0"), 0, "h", nil, nil).Data)
 		if err != nil || got.TLS != want {
 			t.Errorf("%q: Settings.TLS = %v (%v), want %v", conf, got.TLS, err, want)
 		}

@@ -52,11 +52,21 @@ func ReadSettings(cfg *config.Config, mode string) (Settings, []error) {
 	if old := deprecatedNoFit[mode]; old != "" && cfg.IsSet(old) && !cfg.Explicit(NoFitKey) {
 		s.NoFit, s.NoFitKey = cfg.Duration(old), old
 	}
+	if _, err := ParseLabels(cfg.String("flint.mesos.driver.labels")); err != nil {
+		errs = append(errs, fmt.Errorf("flint.mesos.driver.labels: %w", err))
+	}
 	if s.NoFit <= 0 {
 		errs = append(errs, fmt.Errorf("%s=%s must be positive", s.NoFitKey, s.NoFit))
 	}
 	var addrErrs, exErrs []error
 	s.Addr, addrErrs = ReadAddr(cfg)
 	s.Executor, exErrs = ReadExecutor(cfg)
+	s.Servers = CoarseServers
+	if mode == "fine" {
+		s.Servers = FineServers
+	}
+	if s.Container.Enabled() {
+		s.Ports = len(s.Servers)
+	}
 	return s, append(append(errs, addrErrs...), exErrs...)
 }

@@ -16,7 +16,12 @@
 //   - ReadSettings: the keys both backends read (Settings, embedded in each one's
 //     settings), with the one "no offer fits" timeout (NoFitKey) and its deprecated
 //     per-mode keys;
-//   - ExecutorSandbox: where an executor's sandbox is (backend.SandboxLocator).
+//   - ExecutorSandbox: where an executor's sandbox is (backend.SandboxLocator);
+//   - Container and Executor.ContainerInfo/CommandInfo/PortEnv/TaskLabels: the one
+//     ContainerInfo coarse and fine executors run in (flint.mesos.executor.docker.*,
+//     flint.mesos.containerizer, flint.mesos.network.*, flint.mesos.executor.home), its port
+//     mappings from the ports the placement plan took, and the environment telling the
+//     executor where its servers listen (contract.EnvShufflePort…).
 //
 // Errors carry no package prefix: the backends wrap them with theirs ("coarse: ", "fine: ").
 // The backends never import each other; both import this package.

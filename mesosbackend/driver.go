@@ -112,6 +112,9 @@ func Subscribe(ctx context.Context, fc *config.Config, s Subscription, h mesosco
 		return nil, "", err
 	}
 	mc.Master = s.Master
+	if err := driverLabels(fc, &mc); err != nil {
+		return nil, "", err
+	}
 	if mc.StartTimeout == 0 {
 		mc.StartTimeout = min(s.NetworkTimeout, 60*time.Second)
 	}
@@ -123,6 +126,22 @@ func Subscribe(ctx context.Context, fc *config.Config, s Subscription, h mesosco
 		return nil, mc.User, fmt.Errorf("cannot register with the Mesos master %s: %w", s.Master, err)
 	}
 	return conn, mc.User, nil
+}
+
+// driverLabels puts flint.mesos.driver.labels into FrameworkInfo.labels
+// (after the ones the connection's options gave; the key wins).
+func driverLabels(fc *config.Config, mc *mesosconn.Config) error {
+	labels, err := ParseLabels(fc.String("flint.mesos.driver.labels"))
+	if err != nil {
+		return fmt.Errorf("flint.mesos.driver.labels: %w", err)
+	}
+	if len(labels) > 0 && mc.Labels == nil {
+		mc.Labels = map[string]string{}
+	}
+	for _, l := range labels {
+		mc.Labels[l.Key] = l.GetValue()
+	}
+	return nil
 }
 
 // KeepFramework reports whether Stop leaves the framework registered for a successor driver

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 
 	"github.com/sirupsen/logrus"
 
@@ -22,21 +23,27 @@ import (
 // and backend.FileUnserver.
 type AddedFiles struct{ Server *fileserver.Server }
 
-// StartFiles starts the backend's file server (ServeExecutor with the
-// configured flint.executor.uri and flint.executor.sha256) and returns the
-// executable executors run. env gains what executors need to check their
-// binary (Executable.Env), and an empty command becomes "./" and the
-// binary's name. The server is kept whenever it serves, also with an
-// error, for Close.
-func (a *AddedFiles) StartFiles(uri, sha256 string, addr Addr, log logrus.FieldLogger, env map[string]string, command *string) (Executable, error) {
-	fs, exe, err := ServeExecutor(uri, sha256, addr, log)
+// StartFiles starts the backend's file server (ServeExecutor with e's
+// flint.executor.uri and flint.executor.sha256) and returns the executable
+// executors run. e.Env gains what executors need to check their binary
+// (Executable.Env), and an empty e.Command becomes "./" and the binary's
+// name — or, when the image holds the binary (flint.mesos.executor.home),
+// that directory and the name, and no launch fetches it. The server is
+// kept whenever it serves, also with an error, for Close.
+func (a *AddedFiles) StartFiles(e *Executor, addr Addr, log logrus.FieldLogger) (Executable, error) {
+	fs, exe, err := ServeExecutor(e.URI, e.SHA256, addr, log)
 	a.Server = fs
 	if err != nil {
 		return Executable{}, err
 	}
-	maps.Copy(env, exe.Env())
-	if *command == "" {
-		*command = "./" + exe.Name
+	maps.Copy(e.Env, exe.Env())
+	exe.inImage = e.Container.Home != ""
+	switch {
+	case e.Command != "":
+	case exe.inImage:
+		e.Command = path.Join(e.Container.Home, exe.Name)
+	default:
+		e.Command = "./" + exe.Name
 	}
 	return exe, nil
 }

@@ -26,6 +26,8 @@ type Executable struct {
 	Log    string // URI as logged
 	SHA256 string // what executors check their binary against (EnvBinarySHA256); "" = not checked
 
+	inImage bool // the image holds the binary (flint.mesos.executor.home): nothing to fetch
+
 	files  *fileserver.Server // serves the binary; nil for a configured URI
 	served fileserver.FileURL
 	log    logrus.FieldLogger
@@ -40,8 +42,12 @@ type Executable struct {
 // FetchGrantTTL: the agent logs every URI it fetches into the sandbox,
 // so that credential must be worthless once the executor is up. Such a
 // URL is unique to the launch, so it is not cached (the agent's cache is
-// keyed by the URI and would never be hit).
+// keyed by the URI and would never be hit). When the image holds the
+// binary, only extra is fetched.
 func (e Executable) URIs(id string, extra []string) []mesos.CommandInfo_URI {
+	if e.inImage {
+		return extraURIs(nil, extra)
+	}
 	yes, no := true, false
 	name := e.Name
 	exe := mesos.CommandInfo_URI{Value: e.URI, Executable: &yes, Extract: &no, Cache: &yes, OutputFile: &name}
@@ -58,7 +64,11 @@ func (e Executable) URIs(id string, extra []string) []mesos.CommandInfo_URI {
 	case IsArchive(e.URI):
 		exe.Executable, exe.Extract = &no, &yes
 	}
-	uris := []mesos.CommandInfo_URI{exe}
+	return extraURIs([]mesos.CommandInfo_URI{exe}, extra)
+}
+
+// extraURIs appends flint.mesos.uris, each named by its last path segment.
+func extraURIs(uris []mesos.CommandInfo_URI, extra []string) []mesos.CommandInfo_URI {
 	for _, u := range extra {
 		n := URIBase(u)
 		uris = append(uris, mesos.CommandInfo_URI{Value: u, OutputFile: &n})

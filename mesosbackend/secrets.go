@@ -143,24 +143,6 @@ func (e Executor) Environment(plain map[string]string) []mesos.Environment_Varia
 	return vars
 }
 
-// Container is the executor's ContainerInfo when secrets go into files (Mesos secret
-// volumes, read-only, at their sandbox-relative path); nil otherwise.
-func (e Executor) Container() *mesos.ContainerInfo {
-	var vols []mesos.Volume
-	for _, s := range e.Secrets {
-		if s.File == "" {
-			continue
-		}
-		sec := s.Secret
-		vols = append(vols, mesos.Volume{ContainerPath: s.File, Mode: mesos.RO.Enum(),
-			Source: &mesos.Volume_Source{Type: mesos.Volume_Source_SECRET, Secret: &sec}})
-	}
-	if len(vols) == 0 {
-		return nil
-	}
-	return &mesos.ContainerInfo{Type: mesos.ContainerInfo_MESOS.Enum(), Volumes: vols}
-}
-
 // SecretsLog describes the executor secrets for a log line, without any value.
 func (e Executor) SecretsLog() string {
 	var parts []string

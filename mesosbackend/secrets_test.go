@@ -41,7 +41,7 @@ func TestExecutorSecretsFromConfig(t *testing.T) {
 		byName["DB_PASSWORD"].GetType() != mesos.Environment_Variable_SECRET || string(byName["DB_PASSWORD"].Secret.GetValue().GetData()) != "pw-value-1" {
 		t.Fatalf("environment %+v", vars)
 	}
-	c := e.Container()
+	c := e.ContainerInfo(nil)
 	if c == nil || len(c.Volumes) != 2 || c.Volumes[1].ContainerPath != "s/b" || c.Volumes[1].Source.Secret.GetReference().GetName() != "/db/b" || c.Volumes[1].GetMode() != mesos.RO {
 		t.Fatalf("container %+v", c)
 	}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/placement/constraints"
 	"github.com/flint-mesos/flint/internal/redact"
@@ -45,11 +47,14 @@ type Executor struct {
 	Constraints constraints.Constraints // flint.mesos.constraints
 	MemMB       float64                 // flint.executor.memory + flint.mesos.executor.memoryOverhead, in MiB
 	ProxyUser   string                  // flint.proxyUser: executors run as it (CommandInfo.user); "" = the framework's user
+	Container   Container               // flint.mesos.executor.docker.*, flint.mesos.containerizer, flint.mesos.network.*, flint.mesos.executor.home
+	Labels      []mesos.Label           // flint.mesos.task.labels: every executor task's
 	// Ports is how many ports each executor takes from its offer's
-	// "ports" ranges for its listening servers' port mappings; placement
-	// names them in its plan. No key sets it yet (0): containers with
-	// port mappings (issue 27) will.
-	Ports int
+	// "ports" ranges for its listening servers (Servers, in order);
+	// placement names them in its plan. 0 unless executors run in a
+	// container (ReadSettings).
+	Ports   int
+	Servers []Server // the mode's listening servers (CoarseServers, FineServers)
 }
 
 // ReadExecutor reads and validates the executor keys. Every problem is
@@ -86,6 +91,15 @@ func ReadExecutor(cfg *config.Config) (Executor, []error) {
 		errs = append(errs, fmt.Errorf("flint.mesos.constraints: %w", err))
 	}
 	e.Constraints = c
+	var cErrs []error
+	e.Container, cErrs = readContainer(cfg)
+	errs = append(errs, cErrs...)
+	if e.Labels, err = ParseLabels(cfg.String("flint.mesos.task.labels")); err != nil {
+		errs = append(errs, fmt.Errorf("flint.mesos.task.labels: %w", err))
+	}
+	if e.Container.Docker() && (len(e.SecretEnv) > 0 || len(e.Secrets) > 0) {
+		errs = append(errs, fmt.Errorf("flint.mesos.containerizer=docker cannot take the executors' secrets (%s): Mesos resolves secrets only in its own containerizer; set flint.mesos.containerizer=mesos", e.SecretsLog()))
+	}
 	for u := range strings.SplitSeq(cfg.String("flint.mesos.uris"), ",") {
 		if u = strings.TrimSpace(u); u != "" {
 			e.ExtraURIs = append(e.ExtraURIs, u)

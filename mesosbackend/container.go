@@ -113,7 +113,10 @@ func (c Container) check(cfg *config.Config) []error {
 
 // ParseVolumes parses Spark's volume list: comma-separated
 // [host_path:]container_path[:ro|:rw], read-write unless :ro. An empty
-// list is none; an entry of another form is an error naming it.
+// list is none; an entry of another form is an error naming it, and so is
+// one without a host path, which Spark accepts but Mesos' master refuses
+// ("Only one of them should be set: 'host_path', 'image' and 'source'",
+// src/common/validation.cpp) — the launch would fail on every agent.
 func ParseVolumes(spec string) ([]mesos.Volume, error) {
 	var vols []mesos.Volume
 	for _, item := range splitList(spec) {
@@ -128,7 +131,7 @@ func ParseVolumes(spec string) ([]mesos.Volume, error) {
 		v := mesos.Volume{Mode: mode.Enum()}
 		switch {
 		case len(parts) == 1 && parts[0] != "":
-			v.ContainerPath = parts[0]
+			return nil, fmt.Errorf("volume %q has no host path: Mesos refuses a volume without one (Only one of them should be set: 'host_path', 'image' and 'source')", item)
 		case len(parts) == 2 && parts[0] != "" && parts[1] != "":
 			host := parts[0]
 			v.HostPath, v.ContainerPath = &host, parts[1]

@@ -149,7 +149,7 @@ func TestClusterModeMasterFailoverZK(t *testing.T) {
 	master := startFlintProc(t, masterArgs...)
 	work := t.TempDir()
 	for i := range 2 {
-		startFlintProc(t, "mesos", "agent", "--master", addr, "--listen", freePort(t), "--hostname", "127.0.0.1",
+		startFlintProc(t, "mesos", "agent", "--master", "zk://"+zk+"/mesos", "--listen", freePort(t), "--hostname", "127.0.0.1",
 			"--work-dir", filepath.Join(work, fmt.Sprint("agent-", i)), "--resources", "cpus:2;mem:2048", "--log-level", "warn")
 	}
 	if !waitfor.Poll(30*time.Second, func() bool { return masterHasAgents(addr, 2) }) {
@@ -176,6 +176,12 @@ func TestClusterModeMasterFailoverZK(t *testing.T) {
 		t.Fatalf("the new master has no active framework %s: the dispatcher did not follow it\ndispatcher stderr:\n%s", fid, c.errOut.String())
 	}
 	t.Logf("the dispatcher subscribed to the new master %v after the old one was killed", time.Since(killed).Round(time.Millisecond))
+	// The agents follow the leader in ZooKeeper (--master zk://…), as Mesos
+	// agents do: they re-register with the new master when it is elected, not
+	// after the old one's ping timeout (15 s × 5 missed pings by default).
+	if !waitfor.Poll(30*time.Second, func() bool { return masterHasAgents(addr, 2) }) {
+		t.Fatal("the new master has not got the 2 agents back within 30 s of its election")
+	}
 	if st := c.status(id); st.DriverState != dispatcher.Running || st.TaskID != first.TaskID || st.Attempts != 1 {
 		t.Fatalf("after the failover the driver is %s task %s attempts %d, want RUNNING %s 1", st.DriverState, st.TaskID, st.Attempts, first.TaskID)
 	}

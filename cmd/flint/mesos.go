@@ -26,6 +26,7 @@ import (
 	"github.com/flint-mesos/flint/deploy/minimesos/master"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/logging"
+	"github.com/flint-mesos/flint/framework/mesosconn/detector"
 	"github.com/flint-mesos/flint/internal/plural"
 )
 
@@ -315,7 +316,7 @@ func mesosAgentCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	a.register(fs, true, 7*24*time.Hour)
-	fs.StringVar(&masterAddr, "master", "", "master address, host:port (required)")
+	fs.StringVar(&masterAddr, "master", "", "master address, host:port, or zk://host:port[,host:port…]/path to follow the leading master elected in ZooKeeper, as Mesos' agent --master (required)")
 	fs.StringVar(&listen, "listen", "0.0.0.0:5051", "address of the agent's HTTP server (executor API, /files)")
 	fs.StringVar(&advertise, "advertise", "", "host:port executors and the master use to reach this agent (default: --hostname with the listen port)")
 	fs.StringVar(&secretFile, "agent-secret-file", "", "file holding the secret the master requires")
@@ -345,13 +346,16 @@ func runAgent(ctx context.Context, log *logrus.Logger, a agentFlags, masterAddr,
 	}
 	srv := &http.Server{Handler: ag.Handler(), ReadHeaderTimeout: 30 * time.Second}
 	go srv.Serve(lis) //nolint:errcheck // ends with Shutdown below
-	base := masterAddr
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	client := link.Dial(base, link.ClientConfig{Secret: secret, Logger: log})
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	base, leaders, err := agentMaster(ctx, masterAddr, log)
+	if err != nil {
+		return err
+	}
+	client := link.Dial(base, link.ClientConfig{Secret: secret, Logger: log})
+	if leaders != nil {
+		go followLeaders(leaders, client, ag, log)
+	}
 	if err := ag.Start(ctx, client); err != nil {
 		ag.Close()
 		client.Close()
@@ -402,4 +406,43 @@ func mesosGCCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&keepFailed, "keep-failed", false, "keep the sandboxes kept after a failure (remove only those of killed drivers)")
 	return cmd
+}
+
+// agentMaster resolves an agent's --master: host:port (or http://host:port)
+// is used as is; zk://hosts/path (or mesos://zk://…) waits for the leading
+// master elected in ZooKeeper and returns the channel of later leaders, as
+// a Mesos agent's master detector does.
+func agentMaster(ctx context.Context, master string, log *logrus.Logger) (string, <-chan detector.Leader, error) {
+	if !strings.HasPrefix(strings.TrimPrefix(master, "mesos://"), "zk://") {
+		if !strings.Contains(master, "://") {
+			master = "http://" + master
+		}
+		return master, nil, nil
+	}
+	u, err := detector.ParseMaster(master)
+	if err != nil {
+		return "", nil, flint.Usage(fmt.Errorf("--master: %w", err), "flint mesos agent --help")
+	}
+	leaders := detector.New(u, log).Watch(ctx)
+	log.Infof("agent: waiting for the leading master in ZooKeeper at %s", u.Raw)
+	for l := range leaders { // closed when ctx ends
+		if !l.IsZero() {
+			return "http://" + l.Addr, leaders, nil
+		}
+	}
+	return "", nil, fmt.Errorf("agent: no leading master in ZooKeeper at %s: %w", u.Raw, context.Cause(ctx))
+}
+
+// followLeaders points the agent at each newly elected master and makes it
+// re-register there at once (Mesos' agent on a detector change), instead of
+// after the old master's ping timeout.
+func followLeaders(leaders <-chan detector.Leader, client *link.Client, ag *agent.Agent, log *logrus.Logger) {
+	for l := range leaders {
+		if l.IsZero() {
+			continue
+		}
+		log.Infof("agent: leading master is %s; re-registering", l.Addr)
+		client.SetBase("http://" + l.Addr)
+		ag.MasterDetected()
+	}
 }

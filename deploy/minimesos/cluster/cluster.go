@@ -60,6 +60,11 @@ type Cluster struct {
 	log       logrus.FieldLogger
 	ref       *masterRef
 	masterSrv *http.Server
+	// endMaster cancels the contexts of the master server's requests: a
+	// closed master's long-lived streams (remote agents' registrations)
+	// end at once, as a Mesos master's exit closes its sockets, instead of
+	// holding Shutdown until its deadline.
+	endMaster context.CancelFunc
 	servers   []*http.Server // agents' servers
 	conns     connTracker
 	zk        *ZooKeeper
@@ -176,6 +181,9 @@ func (c *Cluster) runMaster(m *master.Master, lis net.Listener) {
 	mux.Handle("/internal/agent/", link.Handler(c.ref, link.HandlerConfig{Secret: c.secret, Logger: c.log}))
 	mux.Handle("/", gate(c.contender, m.Handler()))
 	c.masterSrv = c.newServer(mux)
+	base, end := context.WithCancel(context.Background())
+	c.masterSrv.BaseContext = func(net.Listener) context.Context { return base }
+	c.endMaster = end
 	c.run(c.masterSrv, lis)
 }
 
@@ -186,6 +194,7 @@ func (c *Cluster) runMaster(m *master.Master, lis net.Listener) {
 // frameworks re-subscribe with their ids and find their tasks.
 func (c *Cluster) RestartMaster(ctx context.Context) error {
 	c.Master.Close()
+	c.endMaster()
 	c.conns.closeUnusedAndWait(ctx)
 	if err := c.masterSrv.Shutdown(ctx); err != nil {
 		c.masterSrv.Close()
@@ -434,6 +443,9 @@ func (c *Cluster) Close(ctx context.Context) error {
 			c.cancel()
 		}
 		c.Master.Close()
+		if c.endMaster != nil {
+			c.endMaster()
+		}
 		close(c.stopZK)
 		if cont := c.contender(); cont != nil {
 			cont.close()

@@ -190,7 +190,7 @@ func writeRecord(w http.ResponseWriter, v any) error {
 
 // Client is the agent side of the HTTP transport: a Master reached over HTTP.
 type Client struct {
-	base   string
+	base   string // guarded by mu (SetBase)
 	secret string
 	http   *http.Client
 	log    logrus.FieldLogger
@@ -227,12 +227,28 @@ func Dial(base string, cfg ClientConfig) *Client {
 	return &Client{base: strings.TrimSuffix(base, "/"), secret: cfg.Secret, http: cfg.HTTPClient, log: cfg.Logger, ctx: ctx, cancel: cancel}
 }
 
+// SetBase points the client at another master ("http://host:port"), as a
+// Mesos agent's master detector does when ZooKeeper elects a new leader;
+// requests from then on go there (the agent re-registers to move its
+// registration stream).
+func (c *Client) SetBase(base string) {
+	c.mu.Lock()
+	c.base = strings.TrimSuffix(base, "/")
+	c.mu.Unlock()
+}
+
+func (c *Client) baseURL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.base
+}
+
 func (c *Client) post(ctx context.Context, path string, v any, agentID string) (*http.Response, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("link: encode: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL()+path, bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("link: %w", err)
 	}

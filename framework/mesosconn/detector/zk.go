@@ -117,8 +117,14 @@ func (z *ZK) read(conn *zk.Conn) (Leader, <-chan zk.Event, error) {
 	for {
 		children, _, watch, err := conn.ChildrenW(z.Path)
 		if errors.Is(err, zk.ErrNoNode) {
-			// No election yet: wait for the path to appear.
-			_, _, watch, err = conn.ExistsW(z.Path)
+			// No election yet: wait for the path to appear. If it appeared
+			// since ChildrenW, ExistsW's watch would fire only on its
+			// deletion or a change of its data, never on a contender joining
+			// under it: list again instead of waiting on it.
+			exists, _, watch, err := conn.ExistsW(z.Path)
+			if err == nil && exists {
+				continue
+			}
 			return Leader{}, watch, err
 		}
 		if err != nil {

@@ -201,6 +201,9 @@ func (m *Master) checkTask(lc *launchCtx, ti *mesos.TaskInfo) error {
 	if ti.AgentID.Value != lc.ag.id {
 		return fmt.Errorf("Task uses invalid agent: %s", ti.AgentID.Value)
 	}
+	if err := validateContainerInfo(ti.Container); err != nil {
+		return fmt.Errorf("Task's `ContainerInfo` is invalid: %v", err)
+	}
 	return nil
 }
 
@@ -215,6 +218,9 @@ func (m *Master) checkExecutor(lc *launchCtx, ei *mesos.ExecutorInfo) (*mesos.Ex
 	}
 	if ei.Type == mesos.ExecutorInfo_CUSTOM && ei.Command == nil {
 		return nil, false, fmt.Errorf("Executor '%s' of type CUSTOM must have a command", ei.ExecutorID.Value)
+	}
+	if err := validateContainerInfo(ei.Container); err != nil {
+		return nil, false, fmt.Errorf("Executor's `ContainerInfo` is invalid: %v", err)
 	}
 	res, err := lc.normalize(ei.Resources)
 	if err != nil {

@@ -2,6 +2,7 @@ package coarse_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"github.com/flint-mesos/flint/coarse"
 	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/framework/allocation"
+	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/internal/testkit/indeterminatecheck"
@@ -32,14 +35,14 @@ type burstIn struct {
 // burstOut is what the bursty job's two actions collected.
 type burstOut struct{ First, Second []dataset.KV[int, int64] }
 
-// betweenBursts, set by a test in the driver process only, runs between
+// betweenActions, set by a test in the driver process only, runs between
 // the bursty job's two actions (the idle time); executors rebuilding the
 // job's graph find it nil.
-var betweenBursts atomic.Pointer[func()]
+var betweenActions atomic.Pointer[func()]
 
 // burstJob is a wide stage, an idle time, and another stage reading the
 // same shuffle: 8 map tasks held at Gate1, sums by key in 4 partitions
-// collected; then (after betweenBursts) the doubled sums collected by 4
+// collected; then (after betweenActions) the doubled sums collected by 4
 // tasks held at Gate2, which read the first action's map outputs again.
 var burstJob = dataset.JobResult("coarse_test.dynalloc-bursts", func(b *dataset.Builder, in burstIn) (burstOut, error) {
 	kvs := make([]dataset.KV[int, int64], in.N)
@@ -52,7 +55,7 @@ var burstJob = dataset.JobResult("coarse_test.dynalloc-bursts", func(b *dataset.
 	if err != nil {
 		return burstOut{}, err
 	}
-	if f := betweenBursts.Load(); f != nil {
+	if f := betweenActions.Load(); f != nil {
 		(*f)()
 	}
 	doubled := dataset.Map(dataset.MapPartitions(sums, gateThen[dataset.KV[int, int64]](in.Gate2)),
@@ -90,6 +93,7 @@ type allocWatch struct {
 	added    []string
 	removed  map[string]string // executor → reason
 	mapTasks int               // task ends of the map stage
+	ran      map[string]bool   // executors that started a task
 	failures []string          // tasks that did not finish, stages that failed
 }
 
@@ -101,6 +105,8 @@ func (w *allocWatch) OnEvent(e event.Event) {
 		w.added = append(w.added, e.ExecutorID)
 	case event.ExecutorRemoved:
 		w.removed[e.ExecutorID] = e.Reason
+	case event.TaskStart:
+		w.ran[e.ExecutorID] = true
 	case event.StageSubmitted:
 		if len(e.ParentIDs) == 0 && w.mapStage < 0 {
 			w.mapStage = e.StageID
@@ -117,6 +123,12 @@ func (w *allocWatch) OnEvent(e event.Event) {
 			w.failures = append(w.failures, fmt.Sprintf("stage %d: %s", e.StageID, e.FailureReason))
 		}
 	}
+}
+
+func (w *allocWatch) ranOn(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ran[id]
 }
 
 func (w *allocWatch) snapshot() (added []string, removed map[string]string) {
@@ -160,7 +172,7 @@ func TestDynamicAllocationRampsReleasesAndReadsReleasedOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := lastBackend.Load()
-	w := &allocWatch{mapStage: -1, removed: map[string]string{}}
+	w := &allocWatch{mapStage: -1, removed: map[string]string{}, ran: map[string]bool{}}
 	r.fc.AddListener(w)
 
 	offersAnswered(t, c)
@@ -185,8 +197,8 @@ func TestDynamicAllocationRampsReleasesAndReadsReleasedOutputs(t *testing.T) {
 		waitFor(t, 30*time.Second, "the released executors' processes gone", func() bool { return len(r.executors()) == 0 })
 		go openGateAt(t, b, 4, in.Gate2)
 	}
-	betweenBursts.Store(&between)
-	defer betweenBursts.Store(nil)
+	betweenActions.Store(&between)
+	defer betweenActions.Store(nil)
 	go openGateAt(t, b, 4, in.Gate1)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -251,5 +263,141 @@ func checkSums(t *testing.T, what string, kvs []dataset.KV[int, int64], want map
 	}
 	if !maps.Equal(got, scaled) {
 		t.Errorf("%s: wrong sums: %s", what, indeterminatecheck.FirstDiff(got, scaled))
+	}
+}
+
+// cachedIn is the cached job's input: records in 2 persisted partitions.
+type cachedIn struct{ N int }
+
+// cachedJob counts a persisted dataset twice, with betweenActions between
+// the two counts (while the run's cached partitions live).
+var cachedJob = dataset.JobResult("coarse_test.dynalloc-cached", func(b *dataset.Builder, in cachedIn) ([2]int64, error) {
+	kept := dataset.Persist(dataset.Parallelize(b, ints(in.N), 2), dataset.MemoryOnly)
+	first, err := dataset.Count(kept)
+	if err != nil {
+		return [2]int64{}, err
+	}
+	if f := betweenActions.Load(); f != nil {
+		(*f)()
+	}
+	second, err := dataset.Count(kept)
+	return [2]int64{first, second}, err
+})
+
+// An executor holding cached partitions outlives executorIdleTimeout: with
+// 4 initial executors and a persisted dataset of 2 partitions, an hour
+// idle releases the executors holding none, while the holders stay until
+// cachedExecutorIdleTimeout (2 h) releases them too; the second count then
+// runs on new executors with the right answer.
+func TestDynamicAllocationCachedExecutorOutlivesIdleTimeout(t *testing.T) {
+	c := startCluster(t, clusterOpts{})
+	clk := &jumpClock{}
+	r, err := newRunWith(t, mesosURL(c), []framework.Option{framework.WithClock(clk.now)}, "flint.executor.cores=1",
+		"flint.dynamicAllocation.enabled=true", "flint.dynamicAllocation.initialExecutors=4", "flint.dynamicAllocation.maxExecutors=4",
+		"flint.dynamicAllocation.executorIdleTimeout=1h", "flint.dynamicAllocation.cachedExecutorIdleTimeout=2h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := lastBackend.Load()
+	w := &allocWatch{mapStage: -1, removed: map[string]string{}, ran: map[string]bool{}}
+	r.fc.AddListener(w)
+	waitFor(t, 60*time.Second, "4 initial executors registered", func() bool { return registered(b) == 4 })
+	added, _ := w.snapshot()
+
+	between := func() {
+		var holders, others []string
+		for _, id := range added {
+			if w.ranOn(id) {
+				holders = append(holders, id)
+			} else {
+				others = append(others, id)
+			}
+		}
+		if len(holders) == 0 || len(holders) > 2 || len(others) < 2 {
+			t.Errorf("the 2 cached partitions were computed on %v of %v", holders, added)
+			return
+		}
+		clk.jump(time.Hour + time.Second)
+		waitFor(t, 30*time.Second, "the executors without cached partitions released", func() bool {
+			_, removed := w.snapshot()
+			return len(removed) == len(others)
+		})
+		_, removed := w.snapshot()
+		for _, id := range others {
+			if why := removed[id]; why != "released by dynamic allocation: idle past executorIdleTimeout" {
+				t.Errorf("executor %s (no cached partition) removed for %q", id, why)
+			}
+		}
+		live := map[string]bool{}
+		for _, e := range b.Executors() {
+			live[e.ID] = true
+		}
+		for _, id := range holders {
+			if !live[id] {
+				t.Errorf("executor %s holding a cached partition is gone after executorIdleTimeout (removed: %q)", id, removed[id])
+			}
+		}
+		clk.jump(time.Hour)
+		waitFor(t, 30*time.Second, "the executors holding cached partitions released", func() bool {
+			_, removed := w.snapshot()
+			return len(removed) == len(added)
+		})
+		_, removed = w.snapshot()
+		for _, id := range holders {
+			if why := removed[id]; why != "released by dynamic allocation: idle past cachedExecutorIdleTimeout" {
+				t.Errorf("executor %s (cached partitions) removed for %q", id, why)
+			}
+		}
+	}
+	betweenActions.Store(&between)
+	defer betweenActions.Store(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const n = 1000
+	counts, err := cachedJob.Run(ctx, r.fc, cachedIn{N: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts != [2]int64{n, n} {
+		t.Errorf("counts %v, want %d twice", counts, n)
+	}
+}
+
+// Bad dynamic allocation settings are one error naming the key, at load
+// and from NewContext for settings changed after it, before any executor
+// (or the embedded cluster) starts.
+func TestDynamicAllocationBadSettingsOneError(t *testing.T) {
+	for _, tc := range []struct {
+		conf []string
+		want string
+	}{
+		{[]string{"flint.dynamicAllocation.minExecutors=3", "flint.dynamicAllocation.maxExecutors=2"},
+			"flint.dynamicAllocation.minExecutors (3) is above flint.dynamicAllocation.maxExecutors (2)"},
+		{[]string{"flint.dynamicAllocation.executorIdleTimeout=0"},
+			"flint.dynamicAllocation.executorIdleTimeout is 0s; it must be > 0"},
+	} {
+		conf := append([]string{"flint.master=embedded", "flint.dynamicAllocation.enabled=true"}, tc.conf...)
+		_, err := config.Load(config.LoadOptions{Conf: conf})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Load %v: %v; want one line naming %q", tc.conf, err, tc.want)
+		}
+		cfg, err := config.Load(config.LoadOptions{Conf: conf[:2]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range tc.conf {
+			k, v, _ := strings.Cut(kv, "=")
+			if err := cfg.Set(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fc, err := framework.NewContext(context.Background(), cfg)
+		if err == nil {
+			_ = fc.Stop(context.Background())
+			t.Fatalf("NewContext with %v started", tc.conf)
+		}
+		if !strings.Contains(err.Error(), tc.want) || !errors.Is(err, allocation.ErrConfig) {
+			t.Errorf("NewContext %v: %v; want allocation.ErrConfig naming %q", tc.conf, err, tc.want)
+		}
 	}
 }

@@ -270,3 +270,28 @@ func TestHarnessStop(t *testing.T) {
 		t.Fatalf("connection calls: %q, want %q", got, want)
 	}
 }
+
+// A shuffle release reaches the executors of the agents in agent order,
+// whatever the order of the backend's maps: the same inputs make the same
+// calls (a simulation replays a seed from them).
+func TestHarnessShuffleReleasesInAgentOrder(t *testing.T) {
+	r := newRig(t)
+	var want []string
+	for _, a := range []string{"S3", "S0", "S4", "S1", "S2"} {
+		r.h.Handler().Offers([]mesos.Offer{offer("o-"+a, a, 2, 1024)})
+		r.b.Apply(launches(executorID(a), uint64(len(a)+int(a[1]))))
+	}
+	for _, a := range []string{"S0", "S1", "S2", "S3", "S4"} {
+		want = append(want, "message "+executorID(a)+" on "+a)
+	}
+	r.settle()
+	r.h.Conn.Calls()
+	r.h.Driver.Events()
+	for range 5 { // five times: a map's order would differ at least once
+		r.b.Apply(backend.Batch{ShuffleReleases: []backend.ShuffleRelease{{ShuffleID: 3}}})
+		r.settle()
+		if got := r.h.Conn.Script(); !slices.Equal(got, want) {
+			t.Fatalf("release calls %q, want %q", got, want)
+		}
+	}
+}

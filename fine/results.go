@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -73,6 +75,9 @@ func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
 			ts = append(ts, target{agentID, ae.id})
 		}
 	}
+	// in agent order, not the map's: the connection sees the same calls
+	// in the same order for the same inputs (a simulation replays a seed)
+	slices.SortFunc(ts, func(x, y target) int { return strings.Compare(x.agentID, y.agentID) })
 	conn := b.conn
 	if conn == nil {
 		return

@@ -130,8 +130,12 @@ type agentExec struct {
 	shortLive  int  // live tasks on the executor's share (placement's ShortCPUs)
 	started    bool // the executor runs (a task was launched on it)
 	added      bool // reported up to the driver loop
-	reported   int  // the capacity last reported
-	cpus       int  // task slots last offered, for DefaultParallelism
+	// goneWhy is why the executor went away (its agent lost, its exit)
+	// while tasks of it were live: it is reported lost to the driver once
+	// their updates ended them (reportGone), unless a new one started
+	goneWhy  string
+	reported int // the capacity last reported
+	cpus     int // task slots last offered, for DefaultParallelism
 }
 
 // heldOffer is an offer kept for tasks that may come soon.

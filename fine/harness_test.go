@@ -201,12 +201,16 @@ func TestHarnessAgentLost(t *testing.T) {
 	r.h.Handler().Update(update("1", mesos.TASK_LOST, mesos.SOURCE_MASTER, nil))
 	r.settle()
 	ev := r.h.Driver.Events()
-	if len(ev) != 2 || ev[0].String() != "up "+e+" h-S0 0" || ev[1].String() != "status 1 TASK_LOST" ||
-		ev[1].Update.Failure == nil || ev[1].Update.Failure.Kind != scheduler.ExecutorLost {
-		t.Fatalf("driver calls after the LOST update: %v, want the capacity gone, then task 1 LOST (EXECUTOR_LOST)", ev)
+	// Mesos sends no FAILURE for the executors of a removed agent: the
+	// executor is reported lost once its last task ended, so the driver
+	// drops the map outputs it served (found by the simulation, seed 43:
+	// every reducer failed fetching them until the job aborted).
+	if len(ev) != 3 || ev[0].String() != "up "+e+" h-S0 0" || ev[1].String() != "status 1 TASK_LOST" ||
+		ev[1].Update.Failure == nil || ev[1].Update.Failure.Kind != scheduler.ExecutorLost || ev[2].String() != "lost "+e {
+		t.Fatalf("driver calls after the LOST update: %v, want the capacity gone, task 1 LOST (EXECUTOR_LOST), then the executor lost", ev)
 	}
 	r.h.Handler().ExecutorLost(mesos.AgentID{Value: "S0"}, mesos.ExecutorID{Value: e}, 9)
-	r.expect(nil, []string{"lost " + e})
+	r.expect(nil, nil) // reported once
 }
 
 // Offers nobody wants are held for flint.mesos.fine.offerHoldTime (the

@@ -351,6 +351,7 @@ func (b *Backend) plan(groups []*group, capped bool) {
 				a.gen, a.genUsed, a.up, a.lossSeen = a.gen+1, false, false, false
 			}
 			a.exited = false // this launch starts the executor again
+			a.goneWhy = ""   // the driver keeps the id: a new executor's tasks are not the old one's
 			g.exec, g.gen = b.executorInfo(b.executorID(g.agentID), a.gen, g.host, s.Executor, s.ExecutorPorts), a.gen
 			a.info = g.exec
 		}
@@ -485,6 +486,7 @@ func (b *Backend) launch(groups []*group) {
 			}
 			b.resize(b.clock.Now(), map[mesosconn.DeclineReason][]mesos.OfferID{})
 			b.reportLost(dead, "the launch call failed: "+err.Error())
+			b.reportGone(a)
 		}
 	}
 }

@@ -116,6 +116,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 		b.d.Abort(reason)
 	}
 	b.d.StatusUpdate(u)
+	b.reportGone(b.agents[t.agentID])
 }
 
 // launchOutcome feeds the launch back-off (launchbackoff): an
@@ -312,6 +313,9 @@ func (h handler) executorGone(agentID, why string, current bool) {
 		a.started = false
 		if current {
 			a.exited = true
+			if !report && a.added && a.live > 0 {
+				a.goneWhy = why
+			}
 		}
 		if report {
 			a.added, a.reported = false, 0
@@ -320,6 +324,21 @@ func (h handler) executorGone(agentID, why string, current bool) {
 	if report {
 		b.d.ExecutorLost(a.id, why, false)
 	}
+}
+
+// reportGone reports an executor that went away with live tasks lost to
+// the driver once the last of them ended (after its update), so that the
+// driver forgets what it held — the map outputs it served above all: an
+// agent's loss comes with no FAILURE of its executor, and without this
+// the driver kept the lost executor's outputs registered and every
+// reducer failed fetching them, one stage attempt per output.
+func (b *Backend) reportGone(a *agentExec) {
+	if a == nil || a.goneWhy == "" || a.live > 0 || a.started || !a.added || b.stopping.Load() {
+		return
+	}
+	why := a.goneWhy
+	a.goneWhy, a.added, a.reported = "", false, 0
+	b.d.ExecutorLost(a.id, why, false)
 }
 
 func (h handler) Message(mesos.AgentID, mesos.ExecutorID, []byte) {}

@@ -1,25 +1,32 @@
 // Package sim is a deterministic simulation of a Mesos cluster driving the
-// real fine-grained Mesos backend (package fine) and the real task
-// scheduling core (framework/scheduler) on virtual time, with faults drawn
-// from a seed and invariants checked after every step (issue 28, first
-// slice).
+// real driver (framework/driver) and the real fine-grained Mesos backend
+// (package fine) on virtual time, with faults drawn from a seed and
+// invariants checked after every step (issue 28).
 //
-// It owns three models, all run by one goroutine (Run's):
+// It owns two models and runs the real driver, all on one goroutine
+// (Run's):
 //
 //   - the master: minimesos' pure allocator (deploy/minimesos/allocator)
 //     makes offers every allocation interval; ACCEPTs, DECLINEs, REVIVE,
-//     SUPPRESS, KILL and SHUTDOWN arrive through the mesosbackend.Conn the
-//     sim hands the backend from its mesosbackend.Dialer; events (offers,
-//     rescinds, status updates, agent and executor losses) go to the
-//     mesosconn.Handler the backend subscribed with;
+//     SUPPRESS, KILL, SHUTDOWN and framework messages arrive through the
+//     mesosbackend.Conn the sim hands the backend from its
+//     mesosbackend.Dialer; events (offers, rescinds, status updates,
+//     agent and executor losses) go to the mesosconn.Handler the backend
+//     subscribed with;
 //   - the agents and their executors: each task runs for a seeded
-//     simulated time and ends FINISHED with a result naming its partition;
-//     an idle executor exits after flint.mesos.fine.executorIdleTimeout;
-//   - a driver loop: the backend.Driver the backend reports to, which
-//     places tasks with a scheduler.TaskScheduler on the cores the
-//     backend reports and sends it Batches (launches, kills, demand,
-//     ticks), standing in for framework's driver loop, which cannot run
-//     on virtual time yet (see the package README for what it needs).
+//     simulated time, then its body is simulated (exec.go): a map task
+//     writes blocks of known sizes its executor then serves; a reduce
+//     task reads the blocks its stage task lists from the executors they
+//     name — a block whose executor is gone or no longer holds it is a
+//     fetch failure naming it — and returns a value that counts and sums
+//     what it read; an executor serving no output exits after
+//     flint.mesos.fine.executorIdleTimeout, a shuffle release (framework
+//     message) drops its outputs;
+//   - the real driver (framework/driver.Driver: the loop, task and DAG
+//     cores, map-output tracker, placement on the executors' cores), not
+//     started: the sim submits two-stage jobs (Driver.Submit) and steps
+//     it (Driver.Step) at its virtual clock, ticking every 100 ms as
+//     framework's loop does, and releases a job's shuffle when it ended.
 //
 // The backend keeps its single owner goroutine: the sim posts one input
 // (an event to its handler, a Batch, an advance of its clock.Fake), then
@@ -32,7 +39,8 @@
 // tasks LOST, offers rescinded, the agent back later under a new id);
 // status updates duplicated; updates delayed by seeded jitter, which
 // reorders them across tasks, and with Reorder a stale RUNNING delivered
-// after a task's terminal update.
+// after a task's terminal update; offers rescinded; slow agents
+// (stragglers, for speculation).
 //
 // Invariants (checked after every step; the first violation ends the run
 // with the seed, the violation and the last steps of the trace):
@@ -43,10 +51,13 @@
 //   - every task attempt the driver launched ends exactly once (one
 //     terminal update reaches the driver), and no update reaches it for
 //     an attempt it never launched;
-//   - a job's result is accepted once per partition, and it is the
-//     partition's own;
-//   - the driver never holds an attempt on more cores than the backend
-//     reports for its executor, after each step;
-//   - every job finishes (none aborted) and the run quiesces within its
-//     virtual time limit.
+//   - a job's results are its partitions' own, each computed from every
+//     map output read exactly once (a value built from a stale or partial
+//     snapshot of the map-output tracker differs), and no job fails;
+//   - the map-output tracker holds no output written by an attempt on an
+//     executor the backend reported lost before (checked after every
+//     step, against the tracker itself: Driver.InspectMapOutputs);
+//   - no executor is left once the jobs ended and their shuffles were
+//     released, and the run quiesces within its virtual time limit (so
+//     resubmissions terminate).
 package sim

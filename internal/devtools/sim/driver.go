@@ -2,282 +2,332 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/flint-mesos/flint/framework/backend"
-	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/driver"
+	flintevent "github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/framework/stagetask"
 )
 
-// driver stands in for framework's driver loop: it owns a real
-// scheduler.TaskScheduler, counts each executor's cores taken by the
-// attempts it launched until their terminal update (as the loop does),
-// and sends the backend Batches. Its backend.Driver methods run on the
-// backend's owner goroutine and only record; the sim handles them.
-type driver struct {
-	s     *Sim
-	sched *scheduler.TaskScheduler
+// stageJob is the registered job every simulated job names: its tasks
+// never run in this process (the simulated executors answer them), but
+// the driver encodes them through the registry.
+const stageJob = "flint-sim"
 
-	execs               map[string]*dexec
-	attempts            map[uint64]*attempt
-	results             map[string][]int // task set → acceptances per partition
-	submitted, finished int
-	accepted            int
-	kills               []backend.Kill
-	demand              *bool // last demand sent
-	dirty               bool
+func init() {
+	stagetask.Register(stageJob, stagetask.RunnerFunc(func(context.Context, *stagetask.Task, stagetask.Shuffle) (stagetask.Output, error) {
+		return stagetask.Output{}, fmt.Errorf("sim: a simulated job's task ran in process")
+	}))
 }
 
-type dexec struct {
-	host        string
-	cores, used int
+// tickEvery is the driver loop's tick (framework's tickInterval with the
+// scheduler's defaults).
+const tickEvery = 100 * time.Millisecond
+
+// simDriver is the real driver loop (framework/driver.Driver: loop, task
+// and DAG cores, map-output tracker, placement of tasks on the executors'
+// cores), not started: the sim steps it by hand at its virtual clock. It
+// stands between the driver and the fine backend in both directions to
+// check the invariants: the backend's calls on the driver are recorded on
+// the backend's owner goroutine and forwarded by the sim's, the driver's
+// batches pass through Apply.
+type simDriver struct {
+	s   *Sim
+	d   *driver.Driver
+	bus *flintevent.Bus
+
+	pending  bool // inputs queued for the driver since its last step
+	jobs     []*simJob
+	attempts map[uint64]*attempt // every attempt the driver launched
+	gens     map[string]int      // executor id → losses the driver was told of
+	execs    map[string]int      // executor id → cores the backend reports (0: lost)
+	released bool
+	finished int // jobs ended with correct results
 }
 
+// simJob is one job: a map stage of maps tasks writing shuffle id, then a
+// result stage of reduces tasks reading it.
+type simJob struct {
+	id, shuffle, maps, reduces int
+	sub                        *driver.Submission
+	ended                      bool
+}
+
+// attempt is a launched attempt: where, in which generation of its
+// executor, and how many terminal updates reached the driver.
 type attempt struct {
-	taskSet     string
-	index, cpus int
-	exec        string
-	ends        int
-	result      []byte
+	taskSet string
+	index   int
+	exec    string
+	gen     int
+	ends    int
 }
 
-func newDriver(s *Sim, _ *config.Config) (*driver, error) {
+func newDriver(s *Sim) (*simDriver, error) {
 	sc := scheduler.DefaultConfig()
 	sc.Speculation.Enabled = s.cfg.Speculate
 	sched, err := scheduler.New(sc, rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64())))
 	if err != nil {
 		return nil, fmt.Errorf("sim: scheduler: %w", err)
 	}
-	return &driver{s: s, sched: sched, execs: map[string]*dexec{}, attempts: map[uint64]*attempt{}, results: map[string][]int{}}, nil
-}
-
-func (d *driver) start() {
-	for range min(max(d.s.cfg.Concurrent, 1), d.s.cfg.Jobs) {
-		d.submit()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	log.SetLevel(logrus.PanicLevel)
+	sd := &simDriver{s: s, bus: flintevent.NewBus(0), attempts: map[uint64]*attempt{}, gens: map[string]int{}, execs: map[string]int{}}
+	sd.d, err = driver.New(driver.Config{Sched: sched, Now: s.clk.Now, Bus: sd.bus, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("sim: driver: %w", err)
 	}
-	d.s.at(time.Second, d.tick)
+	return sd, nil
 }
 
-func (d *driver) now() time.Time { return d.s.clk.Now() }
+// start submits the first jobs and arms the loop's ticks.
+func (sd *simDriver) start() {
+	for range min(max(sd.s.cfg.Concurrent, 1), sd.s.cfg.Jobs) {
+		sd.submit()
+	}
+	sd.s.at(tickEvery, sd.tick)
+}
 
-func (d *driver) submit() {
-	j := d.submitted
-	d.submitted++
-	ts := scheduler.TaskSet{ID: fmt.Sprintf("job%d", j), JobID: int64(j), StageID: j, Tasks: make([]scheduler.TaskSpec, d.s.cfg.Tasks)}
-	d.results[ts.ID] = make([]int, d.s.cfg.Tasks)
-	if err := d.sched.Submit(ts, d.now()); err != nil {
-		d.s.fail("submit %s: %v", ts.ID, err)
+func (sd *simDriver) stop() {
+	sd.d.Stop()
+	sd.bus.Close()
+}
+
+func (sd *simDriver) submit() {
+	j := &simJob{id: len(sd.jobs), shuffle: len(sd.jobs), maps: sd.s.cfg.Tasks, reduces: max(1, sd.s.cfg.Tasks/4)}
+	if r := sd.s.cfg.Reducers; r > 0 {
+		j.reduces = r
+	}
+	sd.jobs = append(sd.jobs, j)
+	spec := dagscheduler.JobSpec{Name: stageJob, Final: "reduce", Nodes: []dagscheduler.Node{
+		{ID: "map", Name: fmt.Sprintf("map %d", j.id), Partitions: j.maps},
+		{ID: "reduce", Name: fmt.Sprintf("reduce %d", j.id), Partitions: j.reduces,
+			Deps: []dagscheduler.Dep{{Kind: dagscheduler.Shuffle, Parent: "map", ShuffleID: j.shuffle}}},
+	}}
+	sub, err := sd.d.Submit(&driver.StageJob{Spec: spec, Description: fmt.Sprintf("sim job %d", j.id)})
+	if err != nil {
+		sd.s.fail("submit job %d: %v", j.id, err)
 		return
 	}
-	d.s.logf("submit %s (%d tasks)", ts.ID, len(ts.Tasks))
-	d.dirty = true
+	j.sub = sub
+	sd.pending = true
+	sd.s.logf("submit job %d (%d maps, %d reduces)", j.id, j.maps, j.reduces)
 }
 
-func (d *driver) tick() {
-	if d.done() {
-		return
+func (sd *simDriver) tick() {
+	sd.d.Step(true)
+	sd.afterStep()
+	if !sd.done() {
+		sd.s.at(tickEvery, sd.tick)
 	}
-	d.handle(d.sched.Tick(d.now()))
-	d.s.b.Apply(backend.Batch{Tick: true, Now: d.now()})
-	d.dirty = true
-	d.s.at(time.Second, d.tick)
 }
 
-// schedule places waiting tasks on free cores and sends the backend what
-// it must do; it reports whether it sent anything.
-func (d *driver) schedule() bool {
-	if !d.dirty {
+// step steps the driver with what was queued for it; false when nothing was.
+func (sd *simDriver) step() bool {
+	if !sd.pending {
 		return false
 	}
-	d.dirty = false
-	var free []string // few at a time: sorted for a deterministic order
-	for id, e := range d.execs {
-		if e.cores > e.used {
-			free = append(free, id)
-		}
-	}
-	slices.Sort(free)
-	offers := make([]scheduler.WorkerOffer, 0, len(free))
-	for _, id := range free {
-		e := d.execs[id]
-		offers = append(offers, scheduler.WorkerOffer{ExecutorID: id, Host: e.host, Cores: e.cores - e.used})
-	}
-	batch := backend.Batch{Now: d.now(), Kills: d.kills}
-	d.kills = nil
-	if len(offers) > 0 {
-		for _, l := range d.sched.ResourceOffers(offers, d.now()) {
-			d.execs[l.ExecutorID].used += l.CPUs
-			d.attempts[uint64(l.TaskID)] = &attempt{taskSet: l.TaskSetID, index: l.Index, cpus: l.CPUs, exec: l.ExecutorID}
-			batch.Launches = append(batch.Launches, &backend.TaskDescription{TaskID: uint64(l.TaskID), Attempt: l.Attempt,
-				Index: l.Index, TaskSetID: l.TaskSetID, Function: "sim", CPUs: l.CPUs, ExecutorID: l.ExecutorID, Speculative: l.Speculative})
-			d.s.logf("launch %d (%s/%d attempt %d) on %s", l.TaskID, l.TaskSetID, l.Index, l.Attempt, l.ExecutorID)
-		}
-	}
-	if want := d.sched.WantsOffers(); d.demand == nil || *d.demand != want {
-		d.demand = &want
-		batch.Demand = &backend.Demand{Waiting: want}
-	}
-	if batch.Empty() {
-		return false
-	}
-	d.s.b.Apply(batch)
+	sd.pending = false
+	sd.d.Step(false)
+	sd.afterStep()
 	return true
 }
 
-func (d *driver) handle(evs []scheduler.Event) {
-	for _, ev := range evs {
-		switch e := ev.(type) {
-		case scheduler.TaskSucceeded:
-			a := d.attempts[uint64(e.TaskID)]
-			if want := payload(e.TaskSetID, e.Index); a == nil || !bytes.Equal(a.result, want) {
-				d.s.fail("%s/%d accepted from attempt %d with result %q, want %q", e.TaskSetID, e.Index, e.TaskID, a.resultOrNil(), want)
-				return
-			}
-			d.results[e.TaskSetID][e.Index]++
-			if n := d.results[e.TaskSetID][e.Index]; n > 1 {
-				d.s.fail("%s/%d: result accepted %d times", e.TaskSetID, e.Index, n)
-				return
-			}
-			d.accepted++
-		case scheduler.TaskSetFinished:
-			for i, n := range d.results[e.TaskSetID] {
-				if n != 1 {
-					d.s.fail("%s finished with partition %d accepted %d times", e.TaskSetID, i, n)
-					return
-				}
-			}
-			d.finished++
-			d.s.logf("%s finished", e.TaskSetID)
-			if d.submitted < d.s.cfg.Jobs {
-				d.submit()
-			}
-		case scheduler.TaskSetAborted:
-			d.s.fail("%s aborted: %s", e.TaskSetID, e.Reason)
-		case scheduler.KillTask:
-			d.kills = append(d.kills, backend.Kill{TaskID: uint64(e.TaskID), ExecutorID: e.ExecutorID, Reason: e.Reason})
+// afterStep ends the jobs the step ended: their results checked, their
+// shuffle released (as the dataset layer does), the next job submitted.
+func (sd *simDriver) afterStep() {
+	for _, j := range sd.jobs {
+		if j.ended || j.sub == nil || !j.sub.Ended() {
+			continue
 		}
-	}
-	d.dirty = true
-}
-
-func (a *attempt) resultOrNil() []byte {
-	if a == nil {
-		return nil
-	}
-	return a.result
-}
-
-// ExecutorUp implements backend.Driver.
-func (d *driver) ExecutorUp(id, host string, cores int) {
-	d.s.record(func() {
-		e := d.execs[id]
-		if e == nil {
-			e = &dexec{}
-			d.execs[id] = e
-		}
-		e.host, e.cores = host, cores
-		d.s.logf("driver: executor %s has %d cores (%d taken)", id, cores, e.used)
-		d.dirty = true
-	})
-}
-
-// ExecutorLost implements backend.Driver.
-func (d *driver) ExecutorLost(id, reason string, causedByApp bool) {
-	d.s.record(func() {
-		d.s.logf("driver: executor %s lost: %s", id, reason)
-		delete(d.execs, id)
-		d.handle(d.sched.ExecutorLost(id, scheduler.Failure{Kind: scheduler.ExecutorLost, Message: reason, ExitCausedByApp: causedByApp}, d.now()))
-	})
-}
-
-// StatusUpdate implements backend.Driver.
-func (d *driver) StatusUpdate(u *backend.StatusUpdate) {
-	d.s.record(func() {
-		a := d.attempts[u.TaskID]
-		if a == nil {
-			d.s.fail("update %s for attempt %d, which the driver never launched", u.State, u.TaskID)
+		j.ended = true
+		out, err := j.sub.Result()
+		if err != nil {
+			sd.s.fail("job %d failed: %v", j.id, err)
 			return
 		}
-		d.s.logf("driver: %d %s", u.TaskID, u.State)
-		if u.State != scheduler.Running {
-			a.ends++
-			if a.ends > 1 {
-				d.s.fail("attempt %d (%s/%d) ended %d times", u.TaskID, a.taskSet, a.index, a.ends)
+		for r, v := range out {
+			if want := expectedReduce(j.shuffle, j.maps, r); !bytes.Equal(v, want) {
+				sd.s.fail("job %d: partition %d is %q, want %q", j.id, r, v, want)
 				return
 			}
-			if e := d.execs[a.exec]; e != nil {
-				e.used -= a.cpus
-			}
-			a.result = u.Result
 		}
-		var f *scheduler.Failure
-		if u.Failure != nil {
-			f = u.Failure
+		sd.finished++
+		sd.s.logf("job %d finished: %d partitions correct", j.id, len(out))
+		sd.d.ReleaseShuffle(j.shuffle)
+		sd.pending = true
+		if len(sd.jobs) < sd.s.cfg.Jobs {
+			sd.submit()
 		}
-		d.handle(d.sched.StatusUpdate(scheduler.TaskID(u.TaskID), scheduler.Update{State: u.State, Failure: f, ResultSize: int64(len(u.Result))}, d.now()))
-	})
+	}
 }
 
-// Abort implements backend.Driver.
-func (d *driver) Abort(reason string) {
-	d.s.record(func() { d.s.fail("the backend aborted the jobs: %s", reason) })
-}
-
-// done reports whether every job finished and every attempt ended.
-func (d *driver) done() bool {
-	if d.finished < d.s.cfg.Jobs {
+// done reports whether every job ended.
+func (sd *simDriver) done() bool {
+	if len(sd.jobs) < sd.s.cfg.Jobs {
 		return false
 	}
-	for _, a := range d.attempts {
-		if a.ends == 0 {
+	for _, j := range sd.jobs {
+		if !j.ended {
 			return false
 		}
 	}
 	return true
 }
 
-// check asserts that no executor has more cores taken than it has.
-func (d *driver) check() {
-	var bad []string // collected unsorted (cheap), reported in order (deterministic)
-	for id, e := range d.execs {
-		if e.used > e.cores {
-			bad = append(bad, id)
+// Apply is the driver's batch on its way to the backend (on the sim's
+// goroutine, in the driver's step): launches are recorded with their
+// executor's generation.
+func (sd *simDriver) apply(b backend.Batch) {
+	for _, td := range b.Launches {
+		if sd.attempts[td.TaskID] != nil {
+			sd.s.fail("task id %d launched twice", td.TaskID)
 		}
+		a := &attempt{taskSet: td.TaskSetID, index: td.Index, exec: td.ExecutorID, gen: sd.gens[td.ExecutorID]}
+		if p := sd.s.cfg.forgetLoss; p != "" && strings.HasPrefix(td.ExecutorID, p) {
+			a.gen = -1
+		}
+		sd.attempts[td.TaskID] = a
+		sd.s.logf("launch %d (%s/%d attempt %d) on %s", td.TaskID, td.TaskSetID, td.Index, td.Attempt, td.ExecutorID)
 	}
-	slices.Sort(bad)
-	for _, id := range bad {
-		e := d.execs[id]
-		d.s.fail("driver: executor %s has %d cores taken of the %d the backend reports", id, e.used, e.cores)
+	for _, k := range b.Kills {
+		sd.s.logf("driver kills %d on %s", k.TaskID, k.ExecutorID)
 	}
+	for _, r := range b.ShuffleReleases {
+		sd.s.logf("driver releases shuffle %d", r.ShuffleID)
+	}
+}
+
+// ExecutorUp implements backend.Driver.
+func (sd *simDriver) ExecutorUp(id, host string, cores int) {
+	sd.s.record(func() {
+		sd.s.logf("driver: executor %s has %d cores", id, cores)
+		sd.execs[id] = cores
+		sd.d.ExecutorUp(id, host, cores)
+		sd.pending = true
+	})
+}
+
+// ExecutorLost implements backend.Driver.
+func (sd *simDriver) ExecutorLost(id, reason string, causedByApp bool) {
+	sd.s.record(func() {
+		sd.s.logf("driver: executor %s lost: %s", id, firstLine(reason))
+		sd.gens[id]++
+		delete(sd.execs, id)
+		sd.d.ExecutorLost(id, reason, causedByApp)
+		sd.pending = true
+	})
+}
+
+// StatusUpdate implements backend.Driver.
+func (sd *simDriver) StatusUpdate(u *backend.StatusUpdate) {
+	sd.s.record(func() {
+		a := sd.attempts[u.TaskID]
+		if a == nil {
+			sd.s.fail("update %s for attempt %d, which the driver never launched", u.State, u.TaskID)
+			return
+		}
+		sd.s.logf("driver: %d %s", u.TaskID, u.State)
+		if u.State != scheduler.Running {
+			a.ends++
+			if a.ends > 1 {
+				sd.s.fail("attempt %d (%s/%d) ended %d times", u.TaskID, a.taskSet, a.index, a.ends)
+				return
+			}
+		}
+		sd.d.StatusUpdate(u)
+		sd.pending = true
+	})
+}
+
+// Abort implements backend.Driver.
+func (sd *simDriver) Abort(reason string) {
+	sd.s.record(func() { sd.s.fail("the backend aborted the jobs: %s", reason) })
+}
+
+// check asserts, between steps, that the tracker holds no map output
+// written by an attempt on an executor generation the driver was told is
+// lost.
+func (sd *simDriver) check() {
+	if sd.s.cfg.SkipTrackerCheck {
+		return
+	}
+	sd.d.InspectMapOutputs(func(tr *mapoutput.Tracker, _ time.Time) {
+		for _, sh := range tr.Shuffles() {
+			n, _, _ := tr.Shape(sh)
+			for m := range n {
+				loc, tid, ok := tr.Output(sh, m)
+				if !ok {
+					continue
+				}
+				a := sd.attempts[tid]
+				if a == nil {
+					sd.s.fail("shuffle %d map %d registered from attempt %d, which the driver never launched", sh, m, tid)
+					return
+				}
+				if a.gen < sd.gens[a.exec] {
+					sd.s.fail("shuffle %d map %d registered from attempt %d on %s (%s) after that executor's loss", sh, m, tid, a.exec, loc)
+					return
+				}
+			}
+		}
+	})
 }
 
 // finalCheck asserts what holds once the run is done: each attempt ended
-// once, each partition's result accepted once.
-func (d *driver) finalCheck() {
-	for id, a := range d.attempts {
-		if a.ends != 1 {
-			d.s.fail("attempt %d ended %d times", id, a.ends)
-		}
+// once.
+func (sd *simDriver) finalCheck() {
+	ids := make([]uint64, 0, len(sd.attempts))
+	for id := range sd.attempts {
+		ids = append(ids, id)
 	}
-	for _, ts := range sortedKeys(d.results) {
-		for i, n := range d.results[ts] {
-			if n != 1 {
-				d.s.fail("%s/%d accepted %d times", ts, i, n)
-			}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if a := sd.attempts[id]; a.ends != 1 {
+			sd.s.fail("attempt %d (%s/%d) ended %d times", id, a.taskSet, a.index, a.ends)
 		}
 	}
 }
 
-func (d *driver) state() string {
+func (sd *simDriver) state() string {
 	live := 0
-	for _, a := range d.attempts {
+	for _, a := range sd.attempts {
 		if a.ends == 0 {
 			live++
 		}
 	}
-	return fmt.Sprintf("%d/%d jobs finished, %d partitions accepted, %d of %d attempts not ended, %d live tasks on the master",
-		d.finished, d.s.cfg.Jobs, d.accepted, live, len(d.attempts), len(d.s.m.tasks))
+	return fmt.Sprintf("%d/%d jobs finished, %d of %d attempts not ended, %d live tasks and %d executors on the master",
+		sd.finished, sd.s.cfg.Jobs, live, len(sd.attempts), len(sd.s.m.tasks), sd.s.m.executors())
+}
+
+func firstLine(s string) string {
+	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// backendSide is what the driver loop sees as its backend: the fine
+// backend, with the batches recorded first.
+type backendSide struct {
+	backend.Backend
+	sd *simDriver
+}
+
+func (b backendSide) Apply(batch backend.Batch) {
+	b.sd.apply(batch)
+	b.Backend.Apply(batch)
 }

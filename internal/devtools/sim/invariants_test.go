@@ -39,14 +39,15 @@ func TestOverCommitIsCaught(t *testing.T) {
 
 // bareDriver is a driver with no backend: the tests call its inputs and
 // run what it recorded, as Run does after a Flush.
-func bareDriver(t *testing.T) (*Sim, *driver) {
+func bareDriver(t *testing.T) (*Sim, *simDriver) {
 	t.Helper()
 	s := &Sim{cfg: DefaultConfig(), rng: rand.New(rand.NewPCG(1, 2)), clk: clock.NewFake(time.Time{})}
 	s.start = s.clk.Now()
-	d, err := newDriver(s, nil)
+	d, err := newDriver(s)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(d.stop)
 	s.d = d
 	return s, d
 }
@@ -61,8 +62,7 @@ func drainRecorded(s *Sim) {
 
 func TestAttemptEndingTwiceIsCaught(t *testing.T) {
 	s, d := bareDriver(t)
-	d.execs["E"] = &dexec{host: "h", cores: 1, used: 1}
-	d.attempts[7] = &attempt{taskSet: "job0", index: 0, cpus: 1, exec: "E"}
+	d.attempts[7] = &attempt{taskSet: "stage-0.0", index: 0, exec: "E"}
 	d.StatusUpdate(&backend.StatusUpdate{TaskID: 7, State: scheduler.Lost})
 	drainRecorded(s)
 	if s.violation != "" {
@@ -70,7 +70,7 @@ func TestAttemptEndingTwiceIsCaught(t *testing.T) {
 	}
 	d.StatusUpdate(&backend.StatusUpdate{TaskID: 7, State: scheduler.Lost})
 	drainRecorded(s)
-	if !strings.Contains(s.violation, "attempt 7 (job0/0) ended 2 times") {
+	if !strings.Contains(s.violation, "attempt 7 (stage-0.0/0) ended 2 times") {
 		t.Fatalf("violation %q, want attempt 7 ended twice", s.violation)
 	}
 }
@@ -84,36 +84,24 @@ func TestUpdateOfUnlaunchedAttemptIsCaught(t *testing.T) {
 	}
 }
 
-func TestResultAcceptedTwiceIsCaught(t *testing.T) {
-	s, d := bareDriver(t)
-	d.results["job0"] = make([]int, 2)
-	d.attempts[7] = &attempt{taskSet: "job0", index: 1, result: []byte("job0/1")}
-	ok := scheduler.TaskSucceeded{TaskID: 7, TaskSetID: "job0", Index: 1}
-	d.handle([]scheduler.Event{ok})
-	if s.violation != "" {
-		t.Fatalf("first acceptance: violation %q", s.violation)
-	}
-	d.handle([]scheduler.Event{ok})
-	if !strings.Contains(s.violation, "job0/1: result accepted 2 times") {
-		t.Fatalf("violation %q", s.violation)
-	}
-}
-
+// A reducer that skips a block it was told to read returns a value that
+// is not its partition's: the run fails on the job's result.
 func TestWrongResultIsCaught(t *testing.T) {
-	s, d := bareDriver(t)
-	d.results["job0"] = make([]int, 2)
-	d.attempts[7] = &attempt{taskSet: "job0", index: 1, result: []byte("job0/0")}
-	d.handle([]scheduler.Event{scheduler.TaskSucceeded{TaskID: 7, TaskSetID: "job0", Index: 1}})
-	if !strings.Contains(s.violation, `job0/1 accepted from attempt 7 with result "job0/0", want "job0/1"`) {
-		t.Fatalf("violation %q", s.violation)
+	cfg := DefaultConfig()
+	cfg.skipBlock = true
+	r := Run(3, cfg)
+	if !strings.Contains(r.Violation, "job 0: partition 0 is") {
+		t.Fatalf("violation %q, want a wrong partition", r.Violation)
 	}
 }
 
-func TestCoresOverTakenIsCaught(t *testing.T) {
-	s, d := bareDriver(t)
-	d.execs["E"] = &dexec{host: "h", cores: 1, used: 2}
-	d.check()
-	if !strings.Contains(s.violation, "executor E has 2 cores taken of the 1 the backend reports") {
-		t.Fatalf("violation %q", s.violation)
+// A map output the tracker holds from an executor generation the backend
+// reported lost breaks the invariant.
+func TestOutputOfLostExecutorIsCaught(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.forgetLoss = "flint-fine-" // the sim pretends every fine executor was lost
+	r := Run(3, cfg)
+	if !strings.Contains(r.Violation, "after that executor's loss") {
+		t.Fatalf("violation %q, want a map output from a lost executor", r.Violation)
 	}
 }

@@ -8,11 +8,12 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/deploy/minimesos/allocator"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/mesosbackend"
-	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
 const (
@@ -33,8 +34,11 @@ type master struct {
 	info  mesos.MasterInfo
 
 	agents    map[string]*agent
-	offers    map[string]*offer // outstanding
-	tasks     map[string]*mtask // live, by Mesos task id
+	offers    map[string]*offer    // outstanding
+	tasks     map[string]*mtask    // live, by Mesos task id
+	execIdx   map[string]*executor // live executors, by Mesos executor id
+	leader    int                  // master failovers so far (the leader id's suffix)
+	down      bool                 // the framework is disconnected: a failover is under way
 	nextOffer int
 	nextAgent int
 	inflight  int // status updates and other events scheduled for delivery
@@ -73,6 +77,7 @@ type executor struct {
 	cpus, mem float64
 	tasks     int
 	idleToken int
+	outputs   map[outputKey]bool // map outputs it serves
 }
 
 type offer struct {
@@ -84,14 +89,13 @@ type mtask struct {
 	id, agent, exec string
 	cpus, mem       float64
 	flintID         uint64
-	index           int32
-	taskSet         string
+	stage           *stagetask.Task
 }
 
 func newMaster(s *Sim, alloc *allocator.Allocator, cfg *config.Config) *master {
 	host, port := "sim-master", uint32(5050)
 	return &master{s: s, alloc: alloc, cfg: cfg, info: mesos.MasterInfo{ID: "sim-m1", Hostname: &host, Port: &port},
-		agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{},
+		agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{},
 		idle: cfg.Duration("flint.mesos.fine.executorIdleTimeout")}
 }
 
@@ -311,7 +315,8 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 		}
 		eid := ti.Executor.ExecutorID.Value
 		if a.execs[eid] == nil && newExecs[eid] == nil {
-			e := &executor{id: eid, cpus: mesosconn.Scalar(ti.Executor.Resources, "cpus"), mem: mesosconn.Scalar(ti.Executor.Resources, "mem")}
+			e := &executor{id: eid, cpus: mesosconn.Scalar(ti.Executor.Resources, "cpus"), mem: mesosconn.Scalar(ti.Executor.Resources, "mem"),
+				outputs: map[outputKey]bool{}}
 			newExecs[eid] = e
 			needC += e.cpus
 			needM += e.mem
@@ -327,18 +332,19 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 	a.usedM += needM
 	for _, id := range sortedKeys(newExecs) {
 		a.execs[id] = newExecs[id]
+		m.execIdx[id] = newExecs[id]
 		m.s.logf("executor %s starts on %s", id, agentID)
 	}
 	for i := range tasks {
 		ti := &tasks[i]
-		var td flintpb.TaskDescription
-		if err := td.Unmarshal(ti.Data); err != nil {
-			m.s.fail("task %s: undecodable description: %v", ti.TaskID.Value, err)
+		td, st, err := decodeTask(ti.Data)
+		if err != nil {
+			m.s.fail("task %s: undecodable: %v", ti.TaskID.Value, err)
 			return
 		}
 		t := &mtask{id: ti.TaskID.Value, agent: agentID, exec: ti.Executor.ExecutorID.Value,
 			cpus: mesosconn.Scalar(ti.Resources, "cpus"), mem: mesosconn.Scalar(ti.Resources, "mem"),
-			flintID: td.TaskId, index: td.Index, taskSet: td.TaskSetId}
+			flintID: td.TaskId, stage: st}
 		if m.tasks[t.id] != nil {
 			m.s.fail("task id %s launched while a task of that id is live", t.id)
 			return
@@ -380,8 +386,7 @@ func (m *master) finish(t *mtask) {
 	if !m.end(t) {
 		return
 	}
-	data, err := (&flintpb.StatusUpdate{TaskId: t.flintID, State: flintpb.TaskState_TASK_FINISHED,
-		Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: payload(t.taskSet, int(t.index))}}}).Marshal()
+	data, err := encodeOutput(t.flintID, m.execute(t))
 	if err != nil {
 		m.s.fail("encode result: %v", err)
 		return
@@ -389,14 +394,12 @@ func (m *master) finish(t *mtask) {
 	m.deliver(status(t, mesos.TASK_FINISHED, mesos.SOURCE_EXECUTOR, nil, data))
 }
 
-// payload is the result a partition's task returns.
-func payload(taskSet string, index int) []byte { return []byte(taskSet + "/" + strconv.Itoa(index)) }
-
 func (m *master) idleExit(a *agent, e *executor, tok int) {
-	if a.gone || a.execs[e.id] != e || e.tasks > 0 || e.idleToken != tok {
-		return
+	if a.gone || a.execs[e.id] != e || e.tasks > 0 || e.idleToken != tok || len(e.outputs) > 0 {
+		return // a fine executor serving map outputs stays until they are released
 	}
 	delete(a.execs, e.id)
+	delete(m.execIdx, e.id)
 	a.usedC -= e.cpus
 	a.usedM -= e.mem
 	m.alloc.Recover(a.id, frameworkID, scalars(e.cpus, e.mem), nil, m.s.clk.Now())
@@ -451,6 +454,9 @@ func (m *master) loseAgent() {
 	a := m.agents[live[m.s.rng.IntN(len(live))]]
 	a.gone = true
 	m.lost++
+	for id := range a.execs {
+		delete(m.execIdx, id)
+	}
 	m.s.logf("FAULT agent %s lost", a.id)
 	for _, id := range sortedKeys(m.offers) {
 		if m.offers[id].agent == a.id {
@@ -475,8 +481,12 @@ func (m *master) loseAgent() {
 	m.s.at(30*time.Second, m.addAgent)
 }
 
-// quiet reports whether no task is live and nothing is on its way.
-func (m *master) quiet() bool { return len(m.tasks) == 0 && m.inflight == 0 }
+// quiet reports whether no task is live, nothing is on its way and no
+// executor is left.
+func (m *master) quiet() bool { return len(m.tasks) == 0 && m.inflight == 0 && len(m.execIdx) == 0 }
+
+// executors is how many executors run.
+func (m *master) executors() int { return len(m.execIdx) }
 
 // check asserts that no agent runs more than it has.
 func (m *master) check() {
@@ -555,9 +565,32 @@ func (c conn) Shutdown(executorID mesos.ExecutorID, agentID mesos.AgentID) error
 	return nil
 }
 
-func (c conn) Message(agentID mesos.AgentID, executorID mesos.ExecutorID, _ []byte) error {
-	c.m.s.record(func() { c.m.s.logf("message to %s on %s", executorID.Value, agentID.Value) })
+func (c conn) Message(agentID mesos.AgentID, executorID mesos.ExecutorID, data []byte) error {
+	data = slices.Clone(data)
+	c.m.s.record(func() { c.m.call(func() { c.m.message(agentID.Value, executorID.Value, data) }) })
 	return nil
+}
+
+// message is a framework message to an executor: a shuffle release drops
+// its outputs of that shuffle (shuffleenv's release), after which an idle
+// executor may exit.
+func (m *master) message(agentID, execID string, data []byte) {
+	ns, shuffle, all, ok := contract.ParseShuffleReleaseMessage(data)
+	e := m.execIdx[execID]
+	m.s.logf("message to %s on %s: release ns %q shuffle %d all %v (ok %v)", execID, agentID, ns, shuffle, all, ok)
+	if !ok || e == nil {
+		return
+	}
+	for k := range e.outputs {
+		if all || k.shuffle == shuffle {
+			delete(e.outputs, k)
+		}
+	}
+	if a := m.agents[agentID]; a != nil && e.tasks == 0 && len(e.outputs) == 0 && m.idle > 0 {
+		e.idleToken++
+		tok := e.idleToken
+		m.s.at(m.idle, func() { m.idleExit(a, e, tok) })
+	}
 }
 
 func (c conn) Master() mesos.MasterInfo { return c.m.info }

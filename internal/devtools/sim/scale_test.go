@@ -36,7 +36,7 @@ func TestScale(t *testing.T) {
 	if r.Failed() {
 		t.Fatal(r.Report())
 	}
-	t.Logf("%s: %d partitions, %d attempts, %d steps, %s virtual, %s real (%.0f tasks/s, %.1f µs/step), heap in use %d MiB",
+	t.Logf("%s: %d jobs, %d attempts, %d steps, %s virtual, %s real (%.0f attempts/s, %.1f µs/step), heap in use %d MiB",
 		cfg, r.Finished, r.Attempts, r.Steps, r.Virtual.Round(time.Second), el.Round(time.Millisecond),
-		float64(r.Finished)/el.Seconds(), float64(el.Microseconds())/float64(r.Steps), ms.HeapInuse>>20)
+		float64(r.Attempts)/el.Seconds(), float64(el.Microseconds())/float64(r.Steps), ms.HeapInuse>>20)
 }

@@ -33,14 +33,20 @@ type Config struct {
 	CPUChoices []float64 // when set, each agent's cpus are drawn from these (AgentCPUs ignored)
 	SlowAgents float64   // fraction of agents whose tasks take SlowFactor times as long
 	SlowFactor float64
-	Tasks      int // tasks per job
+	Tasks      int // map tasks per job
+	Reducers   int // reduce tasks per job (0: Tasks/4, at least 1)
 	MeanTask   time.Duration
 	AllocEvery time.Duration // the master's allocation interval (Mesos: 1s)
 	MaxVirtual time.Duration // a run not done by then fails
 	Faults     Faults
 	TraceLines int // trace lines kept for a failure's report
+	// SkipTrackerCheck skips the per-step walk of the map-output tracker
+	// (a scale run's cost is then the driver's, not the check's).
+	SkipTrackerCheck bool
 
-	offerSkew float64 // cpus the master adds to what it offers (a deliberate bug, for tests)
+	offerSkew  float64 // cpus the master adds to what it offers (a deliberate bug, for tests)
+	skipBlock  bool    // reducers of partition 0 skip a block (a deliberate bug, for tests)
+	forgetLoss string  // launches on executors with this prefix count as before a loss (for tests)
 }
 
 // Faults are the probabilities and counts of injected faults.
@@ -50,6 +56,9 @@ type Faults struct {
 	Jitter      time.Duration // an update's delivery delay is drawn in [0, Jitter)
 	Reorder     float64       // probability a stale RUNNING follows a task's terminal update
 	Rescind     float64       // probability an allocation round is followed by an offer rescinded
+	FetchFail   float64       // probability a block fetch of a reduce task fails though its output is there
+	Crashes     int           // executors crashed during the run (their tasks FAILED, outputs gone)
+	Failovers   int           // master failovers during the run (new leader id, offers void)
 }
 
 // DefaultConfig is the CI run's cluster: 20 agents of 8 cpus, 3 jobs of
@@ -106,7 +115,7 @@ type Result struct {
 	Virtual    time.Duration // simulated time the run took
 	Steps      int
 	Attempts   int // task attempts launched
-	Finished   int // partitions whose result was accepted
+	Finished   int // jobs that ended with every partition's value correct
 	Digest     uint64
 	Violation  string   // "" when every invariant held
 	Trace      []string // the last steps, for a violation's report
@@ -174,7 +183,7 @@ type Sim struct {
 
 	b *fine.Backend
 	m *master
-	d *driver
+	d *simDriver
 }
 
 // Run simulates one seed.
@@ -189,7 +198,7 @@ func Run(seed int64, cfg Config) (res Result) {
 		res.Digest = s.hash
 		res.Trace = s.tail()
 		if s.d != nil {
-			res.Attempts, res.Finished = len(s.d.attempts), s.d.accepted
+			res.Attempts, res.Finished = len(s.d.attempts), s.d.finished
 		}
 		if s.m != nil {
 			res.AgentsLost = s.m.lost
@@ -222,15 +231,17 @@ func (s *Sim) run() error {
 		return fmt.Errorf("sim: allocator: %w", err)
 	}
 	s.m = newMaster(s, alloc, cfg)
-	s.d, err = newDriver(s, cfg)
+	s.d, err = newDriver(s)
 	if err != nil {
 		return err
 	}
+	defer s.d.stop()
 	s.b, err = fine.NewBackend(backend.Params{Master: mst, Config: cfg, Logger: log},
 		fine.WithDialer(s.m.dial), fine.WithClock(s.clk))
 	if err != nil {
 		return fmt.Errorf("sim: backend: %w", err)
 	}
+	s.d.d.SetBackend(backendSide{Backend: s.b, sd: s.d})
 	if err := s.b.Start(context.Background(), s.d); err != nil {
 		return fmt.Errorf("sim: start: %w", err)
 	}
@@ -292,7 +303,7 @@ func (s *Sim) settle() {
 		s.out = nil
 		s.outMu.Unlock()
 		if len(out) == 0 {
-			if s.d.schedule() {
+			if s.d.step() {
 				continue
 			}
 			return

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -78,7 +79,17 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 		defer a.wg.Done()
 		// As in Mesos, URIs are fetched before the command executor runs: a
 		// failure is the agent's TASK_FAILED, with no TASK_STARTING.
-		if err := a.fetch(fetchCtx, ti.Command.URIs, spec.Sandbox); err != nil {
+		err := containerizer.CheckContainer(spec.Container)
+		if errors.Is(err, containerizer.ErrNotSupported) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.executorGoneLocked(ex, containerizer.Status{Unknown: true}, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, containerizer.NotSupportedMessage)
+			return
+		}
+		if err == nil {
+			err = a.fetch(fetchCtx, ti.Command.URIs, spec.Sandbox)
+		}
+		if err != nil {
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED,

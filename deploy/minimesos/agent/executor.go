@@ -266,7 +266,17 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 	go func() {
 		defer a.wg.Done()
 		var proc *containerizer.Process
-		err := a.fetch(fetchCtx, uris, spec.Sandbox)
+		err := containerizer.CheckContainer(spec.Container)
+		if errors.Is(err, containerizer.ErrNotSupported) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.log.WithError(err).WithField("executor", ex.info.ExecutorID.Value).Warn("agent: executor not launched")
+			a.executorGoneLocked(ex, containerizer.Status{Unknown: true}, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, containerizer.NotSupportedMessage)
+			return
+		}
+		if err == nil {
+			err = a.fetch(fetchCtx, uris, spec.Sandbox)
+		}
 		if err == nil {
 			proc, err = containerizer.Launch(spec)
 		}

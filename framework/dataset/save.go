@@ -45,7 +45,10 @@ func Compress(name string) SaveOption { return func(o *saveOptions) { o.codec = 
 //     speculative attempts: S3 uploads still open under the prefix are listed and aborted;
 //     _temporary is removed); an attempt that stages its part after that sweep finds
 //     _SUCCESS and discards its own write;
-//   - a job that fails publishes nothing and aborts every staged write.
+//   - a job that fails or is cancelled publishes nothing, writes dir/_ABORTED, then aborts
+//     every staged write; an attempt that stages after that sweep finds _ABORTED and
+//     discards its own write. _ABORTED is a hidden name readers skip, and the next write
+//     into dir removes it (it does not count as dir holding a file).
 //
 // dir must hold no file (Overwrite replaces it). A local dir must be on a file system the
 // executors and the driver share (or one host); a relative one is resolved against the
@@ -120,8 +123,13 @@ func prepareOutput(cfg *config.Config, dir string, overwrite bool) (storage.Writ
 	case errors.Is(err, storage.ErrNotExist):
 	case err != nil:
 		return nil, fmt.Errorf("dataset: output: %w", err)
-	case len(files) > 0 && !overwrite:
-		return nil, fmt.Errorf("dataset: output directory %s already exists and is not empty (%s, …): pass dataset.Overwrite() to replace it", dir, files[0].Path)
+	case !overwrite:
+		// A failed job's _ABORTED alone does not make dir hold an output: it is removed.
+		for _, f := range files {
+			if f.Path != storage.Join(dir, storage.AbortMarker) {
+				return nil, fmt.Errorf("dataset: output directory %s already exists and is not empty (%s, …): pass dataset.Overwrite() to replace it", dir, f.Path)
+			}
+		}
 	}
 	for _, f := range files {
 		if err := w.Delete(ctx, f.Path); err != nil {
@@ -166,12 +174,23 @@ func commitOutput(ctx context.Context, w storage.Writable, dir string, pending [
 	return nil
 }
 
-// abortOutput discards every staged write under dir after a failed job.
+// abortOutput discards every staged write under dir after a failed or cancelled job. It
+// writes _ABORTED first: an attempt still running that stages its part after the sweep
+// listed finds the marker and discards its own write (storage.Writable.Stage), as _SUCCESS
+// does after a commit, so no staged write outlives the failed job either.
 func abortOutput(ctx context.Context, w storage.Writable, dir string) error {
-	if err := w.AbortStaged(ctx, dir); err != nil {
-		return fmt.Errorf("dataset: clean up output %s: %w", dir, err)
+	var errs []error
+	f, err := w.Create(ctx, storage.Join(dir, storage.AbortMarker))
+	if err == nil {
+		err = f.Close()
 	}
-	return nil
+	if err != nil {
+		errs = append(errs, fmt.Errorf("dataset: mark output %s aborted: %w", dir, err))
+	}
+	if err := w.AbortStaged(ctx, dir); err != nil {
+		errs = append(errs, fmt.Errorf("dataset: clean up output %s: %w", dir, err))
+	}
+	return errors.Join(errs...)
 }
 
 // writePart stages partition p's lines at path and returns the staged write.

@@ -2,6 +2,7 @@ package dataset_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,7 +29,10 @@ func (o *orderFS) log(op string) {
 	o.ops = append(o.ops, op)
 }
 
-func toFile(p string) string { return "file://" + strings.TrimPrefix(p, "order://") }
+func toFile(p string) string {
+	_, rest, _ := strings.Cut(p, "://")
+	return "file://" + rest
+}
 
 func (o *orderFS) Stat(ctx context.Context, p string) (storage.FileInfo, error) {
 	return local.FS{}.Stat(ctx, toFile(p))
@@ -87,5 +91,48 @@ func TestCommitWritesSuccessBeforeTheFinalSweep(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out", "_SUCCESS")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A failed job's driver writes _ABORTED before its sweep of staged writes, so an attempt
+// still running that stages after the sweep listed finds the marker and discards its own
+// write; without the marker such a write (an S3 upload, a temporary file) outlived the job.
+func TestFailedJobWritesAbortedBeforeItsSweep(t *testing.T) {
+	fs := &orderFS{}
+	storage.Register("orderfail", func(context.Context, *config.Config) (storage.FS, error) { return fs, nil })
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fc := localContext(t)
+	out := "orderfail://" + dir + "/out"
+	if _, err := saveJob.Run(context.Background(), fc, saveArgs{N: 100, Parts: 3, Out: out, FailPart: 2}); err == nil || !strings.Contains(err.Error(), "always fails") {
+		t.Fatalf("err = %v, want the failing partition's error", err)
+	}
+	fs.mu.Lock()
+	ops := slices.Clone(fs.ops)
+	fs.mu.Unlock()
+	// prepareOutput sweeps first (an earlier job's leftovers); the failure's cleanup follows.
+	if !slices.Equal(ops, []string{"abortStaged", "create " + storage.AbortMarker, "abortStaged"}) {
+		t.Fatalf("the failed job's committer calls: %v; want the initial sweep, then create %s, then abortStaged", ops, storage.AbortMarker)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{storage.AbortMarker}) {
+		t.Fatalf("the failed job's output holds %v, want only %s (no part, no _temporary)", names, storage.AbortMarker)
+	}
+	// A late attempt of the failed job staging now discards its own write.
+	late, err := local.FS{}.Stage(context.Background(), filepath.Join(dir, "out", "part-00000"))
+	if !errors.Is(err, storage.ErrAborted) {
+		if late != nil {
+			late.Abort()
+		}
+		t.Fatalf("staging into the failed job's output: %v, want ErrAborted", err)
 	}
 }

@@ -131,10 +131,19 @@ func TestSaveAsTextFileS3FailedJobLeavesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "always fails") {
 		t.Fatalf("err = %v", err)
 	}
-	if got := s3Files(t, fs, "s3://out/failed"); len(got) != 0 {
-		t.Fatalf("a failed job left %v", got)
+	if got := s3Files(t, fs, "s3://out/failed"); !slices.Equal(got, []string{storage.AbortMarker}) {
+		t.Fatalf("a failed job left %v, want only its hidden %s marker", got, storage.AbortMarker)
 	}
 	if ups, _ := fs.Uploads(context.Background(), "s3://out/failed"); len(ups) != 0 {
 		t.Fatalf("uploads left open: %v", ups)
+	}
+	// The marker alone does not make the output non-empty: the same job reruns into it
+	// without Overwrite, and the marker is gone from the committed output.
+	if _, err := saveJob.Run(ctx, fc, saveArgs{N: 1000, Parts: 4, Out: "s3://out/failed"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"_SUCCESS", "part-00000", "part-00001", "part-00002", "part-00003"}
+	if got := s3Files(t, fs, "s3://out/failed"); !slices.Equal(got, want) {
+		t.Fatalf("the rerun's output holds %v, want %v", got, want)
 	}
 }

@@ -32,7 +32,13 @@
 // speculative attempts; remove _temporary). An attempt still running then (its kill not yet
 // arrived, a speculative copy) that stages after the sweep listed finds _SUCCESS once its
 // write exists and discards it (Stage fails with ErrCommitted), so no upload outlives the job.
-// A job that fails publishes nothing and aborts everything. This is the
+// A job that fails or is cancelled publishes nothing, writes _ABORTED (AbortMarker) and then
+// aborts everything; an attempt staging after that sweep finds _ABORTED and discards its
+// write (ErrAborted), so a failed job leaves no upload or temporary file either — only the
+// hidden marker, which the next write into the directory removes. What no marker can close:
+// an executor process that dies in the instant between creating its upload (after the
+// sweep listed) and looking for the marker; the next write into the directory (its first
+// sweep) or the bucket's lifecycle rule for incomplete uploads removes that one. This is the
 // protocol of Hadoop's S3A "magic" committer, with Flint's driver as the commit coordinator.
 //
 // A scheme's credentials are declared with RegisterExecutorSecrets: their configuration keys

@@ -29,11 +29,41 @@ var (
 	// ErrCommitted: Stage refused to write into an output whose job already committed (its
 	// directory holds SuccessMarker): a task attempt that started after the commit.
 	ErrCommitted = errors.New("storage: output already committed")
+	// ErrAborted: Stage refused to write into an output whose job failed or was cancelled
+	// (its directory holds AbortMarker): a task attempt that started after the job's cleanup.
+	ErrAborted = errors.New("storage: output's job failed or was cancelled")
 )
 
 // SuccessMarker is the file a committed output directory holds, written by the driver after
 // every part file is published and before its final sweep of staged writes (Writable).
 const SuccessMarker = "_SUCCESS"
+
+// AbortMarker is the file the driver writes into the output directory of a job that failed
+// or was cancelled, before its sweep of staged writes: an attempt still running that stages
+// after the sweep listed finds it and discards its own write (Writable.Stage). Readers skip
+// it (a hidden name); the next write into the directory removes it.
+const AbortMarker = "_ABORTED"
+
+// Ended tells a staged write whether its output's job already ended: ErrCommitted (wrapped)
+// when the directory holding path has SuccessMarker, ErrAborted when it has AbortMarker,
+// nil when neither, or the error stat gave. stat is the scheme's (ErrNotExist for none).
+// Writable.Stage calls it once its staged write exists.
+func Ended(ctx context.Context, stat func(context.Context, string) (FileInfo, error), path string) error {
+	dir := path[:strings.LastIndexByte(path, '/')+1]
+	for _, m := range []struct {
+		name string
+		err  error
+	}{{SuccessMarker, ErrCommitted}, {AbortMarker, ErrAborted}} {
+		_, err := stat(ctx, dir+m.name)
+		switch {
+		case err == nil:
+			return fmt.Errorf("storage: stage %s: %s exists: %w", path, dir+m.name, m.err)
+		case !errors.Is(err, ErrNotExist):
+			return fmt.Errorf("storage: stage %s: %w", path, err)
+		}
+	}
+	return nil
+}
 
 // FileInfo describes one file as its store listed it. It is gob-encodable: the driver freezes
 // listings with the job and executors open the files they describe.
@@ -71,9 +101,10 @@ type Writable interface {
 	Delete(ctx context.Context, path string) error
 	// Stage starts writing path invisibly: nothing appears at path until Publish. Once its
 	// staged write exists (an S3 upload created, a temporary file made) it looks for
-	// SuccessMarker beside path; when there is one it discards the write and fails with
-	// ErrCommitted. With the driver writing the marker before its final AbortStaged, every
-	// staged write is either seen by that sweep or sees the marker: none outlives the job.
+	// SuccessMarker and AbortMarker beside path (Ended); when there is one it discards the
+	// write and fails with ErrCommitted or ErrAborted. With the driver writing a marker
+	// before its final AbortStaged — committed or failed — every staged write is either seen
+	// by that sweep or sees the marker: none outlives the job.
 	Stage(ctx context.Context, path string) (Staged, error)
 	// Publish makes a staged write visible at its path. Publishing the same Pending twice
 	// is not an error when the first succeeded.

@@ -313,3 +313,42 @@ func TestLocalStagingAfterTheCommitLeavesNothing(t *testing.T) {
 		t.Fatalf("the committed output holds %v, want only _SUCCESS and part-00000", names)
 	}
 }
+
+// A local attempt that stages after a failed job's cleanup (the driver wrote _ABORTED and
+// removed _temporary) removes its own staged file and _temporary and fails with ErrAborted:
+// no temporary file is left and nothing but the marker is under the output. (Before, the
+// failed job wrote no marker and the late attempt's file stayed under _temporary.)
+func TestLocalStagingAfterAFailedJobLeavesNothing(t *testing.T) {
+	out := t.TempDir()
+	fs := local.FS{}
+	ctx := context.Background()
+	early, err := fs.Stage(ctx, out+"/part-00000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	early.Write([]byte("an attempt of the failed job\n"))
+	if _, err := early.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, storage.AbortMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.AbortStaged(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	late, err := fs.Stage(ctx, out+"/part-00001")
+	if !errors.Is(err, storage.ErrAborted) {
+		if late != nil {
+			late.Abort()
+		}
+		t.Fatalf("staging after the failed job's cleanup: %v, want ErrAborted", err)
+	}
+	ents, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{storage.AbortMarker}) {
+		t.Fatalf("the failed output holds %v, want only %s", names, storage.AbortMarker)
+	}
+}

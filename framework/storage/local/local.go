@@ -169,7 +169,7 @@ func (FS) Delete(_ context.Context, p string) error {
 const TempDir = "_temporary"
 
 // Stage writes p as a file under _temporary beside it.
-func (FS) Stage(_ context.Context, p string) (storage.Staged, error) {
+func (FS) Stage(ctx context.Context, p string) (storage.Staged, error) {
 	op := osPath(p)
 	// The output directory must exist (the committer makes it): an executor that does not
 	// share the driver's file system fails here instead of writing where nobody reads.
@@ -184,16 +184,12 @@ func (FS) Stage(_ context.Context, p string) (storage.Staged, error) {
 	if err != nil {
 		return nil, wrap("stage", p, err)
 	}
-	// Only now look for the output's _SUCCESS: the driver writes it before it removes
-	// _temporary, so a file staged after that removal sees it (Writable.Stage).
-	marker := filepath.Join(filepath.Dir(op), storage.SuccessMarker)
-	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {
+	// Only now look for the output's markers: the driver writes _SUCCESS or _ABORTED before
+	// it removes _temporary, so a file staged after that removal sees one (Writable.Stage).
+	if err := storage.Ended(ctx, FS{}.Stat, p); err != nil {
 		f.Close()
 		os.Remove(name)
 		os.Remove(tmp) // only when empty: another late attempt may still be in it
-		if err == nil {
-			err = fmt.Errorf("storage: stage %s: %s exists: %w", p, marker, storage.ErrCommitted)
-		}
 		return nil, err
 	}
 	return &staged{f: f, path: p}, nil

@@ -487,3 +487,49 @@ func TestAttemptStagingAfterTheFinalSweepDiscardsItsUpload(t *testing.T) {
 	}
 	other.Abort()
 }
+
+// The commit protocol's late attempt after a failed or cancelled job: the driver wrote
+// _ABORTED and swept the open uploads (an earlier attempt's among them); then an attempt
+// still running stages its part. Stage finds _ABORTED once its upload exists, aborts it and
+// fails with ErrAborted: no upload is left open and nothing but the marker is visible under
+// the output. (Before, the failed job wrote no marker and the late upload stayed open.)
+func TestAttemptStagingAfterAFailedJobsSweepDiscardsItsUpload(t *testing.T) {
+	srv := s3server.Start(t, []string{"out"})
+	fs := newFS(t, srv, nil)
+	ctx := context.Background()
+	early, err := fs.Stage(ctx, "s3://out/failed/part-00000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	early.Write([]byte("an attempt of the failed job\n"))
+	if _, err := early.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := fs.Create(ctx, "s3://out/failed/"+storage.AbortMarker)
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.AbortStaged(ctx, "s3://out/failed"); err != nil {
+		t.Fatal(err)
+	}
+	late, err := fs.Stage(ctx, "s3://out/failed/part-00001")
+	if !errors.Is(err, storage.ErrAborted) {
+		if late != nil {
+			late.Abort()
+		}
+		t.Fatalf("staging after the failed job's sweep: %v, want ErrAborted", err)
+	}
+	if ups, err := fs.Uploads(ctx, "s3://out/failed"); err != nil || len(ups) != 0 {
+		t.Fatalf("uploads left open under the failed output: %v (%v)", ups, err)
+	}
+	files, err := fs.List(ctx, "s3://out/failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].Path != "s3://out/failed/"+storage.AbortMarker {
+		t.Fatalf("the failed output holds %v, want only its %s", files, storage.AbortMarker)
+	}
+}

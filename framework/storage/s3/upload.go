@@ -19,25 +19,20 @@ import (
 
 // Stage starts a multipart upload to p's key. Parts upload while the caller writes the
 // next one (one in flight); nothing is visible at p until Publish completes the upload. Once
-// the upload exists, a _SUCCESS beside p means the output is committed: the upload is
-// aborted and Stage fails with storage.ErrCommitted (storage.Writable).
+// the upload exists, a _SUCCESS or _ABORTED beside p means the output's job ended: the
+// upload is aborted and Stage fails with storage.ErrCommitted or storage.ErrAborted
+// (storage.Writable, storage.Ended).
 func (f *FS) Stage(ctx context.Context, p string) (storage.Staged, error) {
 	u, err := f.start(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	// Only now look for the output's _SUCCESS: the driver writes it before its final sweep
-	// of open uploads, so an upload the sweep did not see (created after it listed) sees it.
-	marker := u.loc.uri(storage.SuccessMarker)
-	if i := strings.LastIndexByte(u.loc.key, '/'); i >= 0 {
-		marker = u.loc.uri(u.loc.key[:i+1] + storage.SuccessMarker)
-	}
-	if _, err := f.Stat(ctx, marker); !errors.Is(err, storage.ErrNotExist) {
+	// Only now look for the output's markers: the driver writes _SUCCESS or _ABORTED before
+	// its final sweep of open uploads, so an upload the sweep did not see (created after it
+	// listed) sees the marker. A cancelled ctx fails the look: the upload is aborted too.
+	if err := storage.Ended(ctx, f.Stat, p); err != nil {
 		if aerr := u.Abort(); aerr != nil {
 			err = errors.Join(err, aerr)
-		}
-		if err == nil {
-			err = fmt.Errorf("storage: s3 write %s: %s exists: %w", p, marker, storage.ErrCommitted)
 		}
 		return nil, err
 	}

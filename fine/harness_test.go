@@ -299,3 +299,36 @@ func TestHarnessShuffleReleasesInAgentOrder(t *testing.T) {
 		}
 	}
 }
+
+// flint.cores.max holds at the launch, not only in the capacity reported:
+// each agent's capacity is a report of its own, so the driver may launch
+// into capacities of two plans whose sum is over the cap (it did: the
+// master saw 4 cpus under flint.cores.max=3 in TestCoresMaxInFineMode).
+// Here the driver launches two tasks on each agent while the cap leaves
+// room for an executor and two tasks on one of them (0.5 + 2 of 3 cpus):
+// S0's launch takes them, S1's tasks are LOST (retried, not counted) and
+// its offer stays held.
+func TestHarnessCoresMaxHoldsAtTheLaunch(t *testing.T) {
+	r := newRig(t, "flint.cores.max=3")
+	e0, e1 := executorID("S0"), executorID("S1")
+	r.h.Handler().Offers([]mesos.Offer{offer("o1", "S0", 4, 1024), offer("o2", "S1", 4, 1024)})
+	r.settle()
+	r.h.Conn.Calls()
+	r.h.Driver.Events()
+
+	b := launches(e0, 1, 2)
+	b.Launches = append(b.Launches, launches(e1, 3, 4).Launches...)
+	r.b.Apply(b)
+	r.settle()
+	calls := r.h.Conn.Calls()
+	if len(calls) != 1 || calls[0].String() != "launch o1 [1 2]" {
+		t.Fatalf("connection calls %v, want one launch of tasks 1 and 2 on o1 only", calls)
+	}
+	want := []string{"up " + e0 + " h-S0 2", "up " + e1 + " h-S1 0", "status 3 TASK_LOST", "status 4 TASK_LOST"}
+	if got := r.h.Driver.Script(); !slices.Equal(got, want) {
+		t.Fatalf("driver calls %q, want %q", got, want)
+	}
+	if got := mesosconn.Scalar(calls[0].Tasks[0].Executor.Resources, "cpus") + 2; got > 3 {
+		t.Fatalf("the launch holds %g cpus, over flint.cores.max=3", got)
+	}
+}

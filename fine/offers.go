@@ -207,8 +207,13 @@ func (b *Backend) launchTasks(descs []*flintpb.TaskDescription) {
 		if g == nil {
 			if i := slices.IndexFunc(all, func(g *group) bool { return g.agentID == agent }); i >= 0 && !b.stopping.Load() {
 				g = all[i]
-				b.plan([]*group{g}, false)
-				b.unhold(g)
+				// flint.cores.max is checked here, at the launch, against
+				// what is live and what this call launches already: the
+				// capacity the driver launched into may have been reported
+				// by an earlier plan than another agent's (each agent's
+				// capacity is a report of its own), and their sum may be
+				// over the cap. A task without room is LOST and retried.
+				b.planAt(g, pendingCPUs(groups, b.set.execCPUs))
 				byAgent[agent] = g
 				groups = append(groups, g)
 			}
@@ -225,7 +230,10 @@ func (b *Backend) launchTasks(descs []*flintpb.TaskDescription) {
 		}
 	}
 	for _, g := range groups {
-		b.register(g)
+		if len(g.tasks) > 0 { // offers no task took stay held for the next plan
+			b.unhold(g)
+			b.register(g)
+		}
 	}
 	declines := map[mesosconn.DeclineReason][]mesos.OfferID{}
 	b.resize(now, declines)
@@ -311,10 +319,32 @@ func (b *Backend) register(g *group) {
 // executor gets the pieces of the offers the plan names, and the group
 // keeps each slot's pieces for the tasks (addToAccept), checked nowhere
 // else.
-func (b *Backend) plan(groups []*group, capped bool) {
+func (b *Backend) plan(groups []*group, capped bool) { b.planHeld(groups, capped, 0) }
+
+// planAt plans one agent's group for a launch the driver asked for, under
+// flint.cores.max with pending more cpus held: those of the tasks (and new
+// executors) this launch call placed on other agents already.
+func (b *Backend) planAt(g *group, pending float64) { b.planHeld([]*group{g}, true, pending) }
+
+// pendingCPUs is the cpus the groups' tasks and new executors take once
+// launched: held, though not yet registered live.
+func pendingCPUs(groups []*group, execCPUs float64) float64 {
+	cpus := 0.0
+	for _, g := range groups {
+		for _, t := range g.mtasks {
+			cpus += float64(t.cpus)
+		}
+		if g.newExec && len(g.mtasks) > 0 {
+			cpus += execCPUs
+		}
+	}
+	return cpus
+}
+
+func (b *Backend) planHeld(groups []*group, capped bool, pending float64) {
 	now := b.clock.Now()
 	req := placement.SlotRequest{TaskCPUs: b.set.taskCPUs, ExecCPUs: b.set.execCPUs, ExecMemMB: b.set.MemMB, ExecPorts: b.set.Ports,
-		CoresMax: math.Inf(1), HeldCPUs: b.heldCPUs(), Backoff: b.backoff.Until(now), Now: now}
+		CoresMax: math.Inf(1), HeldCPUs: b.heldCPUs() + pending, Backoff: b.backoff.Until(now), Now: now}
 	if capped {
 		req.CoresMax = b.set.coresMax
 	}
@@ -356,6 +386,9 @@ func (b *Backend) plan(groups []*group, capped bool) {
 			a.info = g.exec
 		}
 		g.slots, g.slot, g.shortCPUs = s.Slots, s.Slot, s.ShortCPUs
+		if len(g.slot) > s.Slots { // the cores cap cut the slots: the short one (the last) goes first
+			g.slot, g.shortCPUs = g.slot[:s.Slots], 0
+		}
 		a.cpus = s.Fits * b.set.taskCPUs
 		g.capped = s.Slots == 0 && s.Filter.Reason == placement.CoresCapReached
 	}

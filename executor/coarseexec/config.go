@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/contract"
+	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/internal/clock"
@@ -54,6 +55,13 @@ type Config struct {
 	Host string
 	// AgentID is the Mesos agent the executor runs on.
 	AgentID string
+	// ShufflePort, ShuffleHostPort and BindAddress place the shuffle
+	// server in a container (contract.EnvShufflePort, EnvShuffleHostPort,
+	// EnvBindAddress): it listens on BindAddress:ShufflePort and
+	// advertises Host:ShuffleHostPort. Zero: any free port where the
+	// driver is reachable from.
+	ShufflePort, ShuffleHostPort int
+	BindAddress                  string
 	// Timeout is how long the driver may stay unreachable (not connected,
 	// or not answering a registration) before Run gives up with
 	// ErrDriverUnreachable (flint.network.timeout); default DefaultTimeout.
@@ -168,6 +176,11 @@ func fromEnv(getenv func(string) string) (Config, error) {
 		AgentID:          getenv(contract.EnvAgentID),
 	}
 	var errs []error
+	var ports shuffleenv.Settings
+	if err := ports.FromContainer(getenv); err != nil {
+		errs = append(errs, fmt.Errorf("coarse: %w", err))
+	}
+	cfg.ShufflePort, cfg.ShuffleHostPort, cfg.BindAddress = ports.Port, ports.HostPort, ports.Bind
 	if v := getenv(contract.EnvCores); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

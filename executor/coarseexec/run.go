@@ -219,6 +219,10 @@ func (c *client) ensureRuntime(set *flintpb.ExecutorSettings) error {
 		if h, _, err := net.SplitHostPort(strings.TrimPrefix(c.cfg.DriverURL, "grpc://")); err == nil {
 			shuffleSet.Bind = localip.TowardsOrEmpty(h)
 		}
+		if c.cfg.ShufflePort > 0 { // in a container: the mapped port
+			shuffleSet.Port, shuffleSet.HostPort = c.cfg.ShufflePort, c.cfg.ShuffleHostPort
+			shuffleSet.Bind = cmpOr(c.cfg.BindAddress, shuffleSet.Bind)
+		}
 		if env, err := shuffleenv.Start(shuffleSet, true, c.log); err != nil {
 			// Tasks that shuffle fail (no shuffle in their context);
 			// the others run.

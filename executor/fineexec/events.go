@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -93,7 +94,7 @@ func (e *Executor) subscribed(s *mexec.Event_Subscribed) error {
 		closeShuffle(sh)
 		return fmt.Errorf("fine: runtime: %w", err)
 	}
-	rs, err := startResultServer(set, rt, e.log)
+	rs, err := startResultServer(set, rt, e.log, s.AgentInfo.GetHostname())
 	if err != nil {
 		_ = rt.Close(nilCtx())
 		closeShuffle(sh)
@@ -299,6 +300,9 @@ func (e *Executor) startShuffle(set Settings, agentHost string) (*shuffleenv.Env
 	}
 	ss.Host = cmp.Or(ss.Host, "127.0.0.1")
 	ss.Bind = localip.TowardsOrEmpty(set.DriverHost)
+	if err := ss.FromContainer(os.Getenv); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
+	}
 	sh, err := shuffleenv.Start(ss, true, e.log)
 	if err != nil {
 		// Tasks that shuffle fail (no shuffle in their context); the

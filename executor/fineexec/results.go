@@ -1,6 +1,7 @@
 package fineexec
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -32,10 +34,20 @@ type resultServer struct {
 const certValidity = 5 * 365 * 24 * time.Hour
 
 // startResultServer listens on the local address that routes to the
-// driver (all addresses when that cannot be found).
-func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogger) (*resultServer, error) {
+// driver (all addresses when that cannot be found) — or, in a container,
+// on the port the backend mapped (contract.EnvResultPort, on
+// EnvBindAddress), advertising the agent's host and port
+// (EnvResultHostPort).
+func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogger, agentHost string) (*resultServer, error) {
 	host := localip.TowardsOrEmpty(set.DriverHost)
-	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	port, hostPort, err := containerPorts(os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("fine: result server: %w", err)
+	}
+	if port > 0 {
+		host = cmp.Or(os.Getenv(contract.EnvBindAddress), host)
+	}
+	lis, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return nil, fmt.Errorf("fine: result server: %w", err)
 	}
@@ -43,8 +55,11 @@ func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogge
 	if adv == "" || adv == "0.0.0.0" {
 		adv = "127.0.0.1"
 	}
-	port := lis.Addr().(*net.TCPAddr).Port
-	rs := &resultServer{url: "http://" + net.JoinHostPort(adv, strconv.Itoa(port))}
+	advPort := lis.Addr().(*net.TCPAddr).Port
+	if hostPort > 0 && agentHost != "" {
+		adv, advPort = agentHost, hostPort
+	}
+	rs := &resultServer{url: "http://" + net.JoinHostPort(adv, strconv.Itoa(advPort))}
 	if set.TLS {
 		cfg, pin, err := tlspin.Server(adv, certValidity)
 		if err != nil {
@@ -52,7 +67,7 @@ func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogge
 			return nil, fmt.Errorf("fine: result server: %w", err)
 		}
 		lis, rs.pin = tls.NewListener(lis, cfg), pin
-		rs.url = "https://" + net.JoinHostPort(adv, strconv.Itoa(port))
+		rs.url = "https://" + net.JoinHostPort(adv, strconv.Itoa(advPort))
 	}
 	rs.srv = &http.Server{Handler: resultHandler(set.Secret, rt, log), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -106,3 +121,24 @@ func resultHandler(secret string, rt *executor.Runtime, log logrus.FieldLogger) 
 }
 
 func nilCtx() context.Context { return context.Background() }
+
+// containerPorts reads the result server's port in a container and the
+// agent's port mapped to it (contract.EnvResultPort, EnvResultHostPort);
+// zeros when unset.
+func containerPorts(getenv func(string) string) (port, hostPort int, err error) {
+	for _, v := range []struct {
+		name string
+		to   *int
+	}{{contract.EnvResultPort, &port}, {contract.EnvResultHostPort, &hostPort}} {
+		s := getenv(v.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 65535 {
+			return 0, 0, fmt.Errorf("%s=%q is not a port", v.name, s)
+		}
+		*v.to = n
+	}
+	return port, hostPort, nil
+}

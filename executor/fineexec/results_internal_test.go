@@ -3,7 +3,9 @@ package fineexec
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,7 +28,7 @@ func TestResultServerOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close(context.Background())
-	rs, err := startResultServer(Settings{Secret: "s", DriverHost: "127.0.0.1", TLS: true}, rt, log)
+	rs, err := startResultServer(Settings{Secret: "s", DriverHost: "127.0.0.1", TLS: true}, rt, log, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,5 +62,52 @@ func TestResultServerOverTLS(t *testing.T) {
 	defer plain.CloseIdleConnections()
 	if code, err := get(plain, "http://"+strings.TrimPrefix(rs.url, "https://")); err == nil && code == http.StatusNotFound {
 		t.Fatal("a plaintext request reached the result handler")
+	}
+}
+
+// In a container the result server listens on the port the backend mapped
+// (FLINT_RESULT_PORT, on FLINT_EXECUTOR_BIND_ADDRESS) and advertises the
+// agent's host with the agent's port (FLINT_RESULT_HOST_PORT).
+func TestResultServerInAContainer(t *testing.T) {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	rt, err := executor.New(executor.Config{ExecutorID: "e", Cores: 1, Registry: task.NewRegistry()}, func(*flintpb.StatusUpdate) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := lis.Addr().(*net.TCPAddr).Port
+	lis.Close()
+	t.Setenv(contract.EnvResultPort, strconv.Itoa(port))
+	t.Setenv(contract.EnvResultHostPort, "31007")
+	t.Setenv(contract.EnvBindAddress, "127.0.0.1")
+	rs, err := startResultServer(Settings{Secret: "s", DriverHost: "127.0.0.1"}, rt, log, "agent-7.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.close()
+	if rs.url != "http://agent-7.example:31007" {
+		t.Fatalf("advertised %q, want the agent's host and mapped port", rs.url)
+	}
+	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(port)+contract.ResultPath+"nope", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer s")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("nothing listens on the container port %d: %v", port, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("container port answered %d, want the result handler's 404", resp.StatusCode)
+	}
+	t.Setenv(contract.EnvResultPort, "99999")
+	if _, err := startResultServer(Settings{Secret: "s", DriverHost: "127.0.0.1"}, rt, log, "h"); err == nil || !strings.Contains(err.Error(), contract.EnvResultPort) {
+		t.Fatalf("a bad port: %v, want an error naming %s", err, contract.EnvResultPort)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/executor/shufflefetch"
@@ -34,9 +36,15 @@ type Settings struct {
 	// Bind is the address the server listens on; empty means Host. (A
 	// fine executor reports its agent's host name and listens on the IP
 	// that routes to the driver.)
-	Bind  string
-	Token string // shuffleserver.Token(application secret, AppID)
-	TLS   bool   // flint.network.tls.enabled
+	Bind string
+	// Port and HostPort are, in a container (contract.EnvShufflePort,
+	// EnvShuffleHostPort), the port the server listens on and the
+	// agent's port mapped to it, which it advertises with Host; its
+	// store is then in the container's own file system and not offered
+	// to same-host reads. 0: any free port, advertised as listened on.
+	Port, HostPort int
+	Token          string // shuffleserver.Token(application secret, AppID)
+	TLS            bool   // flint.network.tls.enabled
 	// LocalDir is flint.local.dir; empty means $MESOS_SANDBOX, else the
 	// system's temporary directory.
 	LocalDir         string
@@ -148,7 +156,11 @@ func Start(set Settings, serve bool, log logrus.FieldLogger) (*Env, error) {
 			store.Close()
 			return nil, errors.New("shuffleenv: serving needs the application's shuffle token")
 		}
-		e.server, err = shuffleserver.Start(shuffleserver.Config{Store: store, AppID: set.AppID, Token: set.Token, Host: cmpOr(set.Bind, set.Host), TLS: set.TLS, Log: log})
+		sc := shuffleserver.Config{Store: store, AppID: set.AppID, Token: set.Token, Host: cmpOr(set.Bind, set.Host), TLS: set.TLS, Log: log, Port: set.Port}
+		if set.HostPort > 0 {
+			sc.Advertise, sc.NoDir = net.JoinHostPort(set.Host, strconv.Itoa(set.HostPort)), true
+		}
+		e.server, err = shuffleserver.Start(sc)
 		if err != nil {
 			store.Close()
 			return nil, err
@@ -420,4 +432,35 @@ func (e *Env) Namespace(ns string) (*Namespace, error) {
 	}
 	e.namespaces[ns] = n
 	return n, nil
+}
+
+// FromContainer reads where the shuffle server listens in a container —
+// contract.EnvShufflePort, EnvShuffleHostPort and EnvBindAddress, which
+// the backends set for executors in a container — into set (nothing when
+// unset). A malformed port is an error naming the variable.
+func (set *Settings) FromContainer(getenv func(string) string) error {
+	var err error
+	if set.Port, err = envPort(getenv, contract.EnvShufflePort); err != nil {
+		return err
+	}
+	if set.HostPort, err = envPort(getenv, contract.EnvShuffleHostPort); err != nil {
+		return err
+	}
+	if b := getenv(contract.EnvBindAddress); b != "" && set.Port > 0 {
+		set.Bind = b
+	}
+	return nil
+}
+
+// envPort reads a port number from variable name; 0 when unset.
+func envPort(getenv func(string) string, name string) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 1 || p > 65535 {
+		return 0, fmt.Errorf("shuffleenv: %s=%q is not a port", name, v)
+	}
+	return p, nil
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/executor/shuffleenv"
@@ -420,5 +423,58 @@ func TestReleasedNamespacesAreDeletedAndNoLongerServed(t *testing.T) {
 	// releasing what is gone (or was never there) is not an error
 	if err := b.ReleaseShuffle("run-1", 0, true); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Executors in containers (FLINT_SHUFFLE_PORT, FLINT_SHUFFLE_HOST_PORT)
+// listen on the mapped port and advertise the agent's host and port; their
+// stores are in their own file systems, so a reducer on the same host
+// fetches every block through the server, and the counts are right.
+func TestContainerExecutorsServeOnTheirMappedPorts(t *testing.T) {
+	var execs []*shuffleenv.Env
+	for _, id := range []string{"exec-a", "exec-b"} {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := strconv.Itoa(lis.Addr().(*net.TCPAddr).Port)
+		lis.Close()
+		env := map[string]string{contract.EnvShufflePort: port, contract.EnvShuffleHostPort: port, contract.EnvBindAddress: "127.0.0.1"}
+		set := shuffleenv.Settings{AppID: app, ExecutorID: id, Host: "127.0.0.1", Token: token, TLS: true, LocalDir: t.TempDir(),
+			Memory: 4 << 20, Compression: shuffleblock.S2, MaxRetries: 1, RetryWait: time.Millisecond, Timeout: 10 * time.Second}
+		if err := set.FromContainer(func(k string) string { return env[k] }); err != nil {
+			t.Fatal(err)
+		}
+		e, err := shuffleenv.Start(set, true, quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		addr, err := shuffleserver.ParseAddress(e.Location().Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if addr.HostPort != "127.0.0.1:"+port || addr.Dir != "" {
+			t.Fatalf("%s advertises %+v, want 127.0.0.1:%s and no directory", id, addr, port)
+		}
+		execs = append(execs, e)
+	}
+	tr, want := wordCount(t, execs, 3)
+	got := map[string]int64{}
+	var local, remote int64
+	for r := range 3 {
+		m := reduce(t, execs[r%2], tr, r, got)
+		local, remote = local+m.local, remote+m.remote
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("counts differ: %d words, want %d", len(got), len(want))
+	}
+	if local != 0 || remote == 0 {
+		t.Fatalf("local %d, remote %d blocks: want every block through the servers", local, remote)
+	}
+	bad := map[string]string{contract.EnvShufflePort: "x"}
+	var s shuffleenv.Settings
+	if err := s.FromContainer(func(k string) string { return bad[k] }); err == nil || !strings.Contains(err.Error(), contract.EnvShufflePort) {
+		t.Fatalf("a bad port: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package shuffleserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
@@ -115,6 +116,16 @@ type Config struct {
 	// (flint.network.tls.enabled, the default).
 	TLS bool
 	Log logrus.FieldLogger
+	// Port is the port the server listens on; 0: any free one.
+	Port int
+	// Advertise is the host:port reducers reach the server at when it is
+	// not where it listens (a container's port mapping: the agent's host
+	// and port); "": the listening address.
+	Advertise string
+	// NoDir leaves the store's directory out of the addresses: reducers
+	// on the same host cannot read it (it is in a container's own file
+	// system), so they fetch through the server.
+	NoDir bool
 }
 
 // Server is an executor's shuffle server.
@@ -125,6 +136,8 @@ type Server struct {
 	main *shuffle.Store
 	mu   sync.RWMutex
 	ns   map[string]*shuffle.Store
+	// noDir: addresses carry no directory (Config.NoDir).
+	noDir bool
 }
 
 // certValidity outlasts any executor.
@@ -142,11 +155,15 @@ func Start(cfg Config) (*Server, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	lis, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return nil, fmt.Errorf("shuffleserver: listen: %w", err)
 	}
-	s := &Server{done: make(chan struct{}), addr: Address{HostPort: lis.Addr().String(), Dir: cfg.Store.Root()}, main: cfg.Store, ns: map[string]*shuffle.Store{}}
+	s := &Server{done: make(chan struct{}), addr: Address{HostPort: cmp.Or(cfg.Advertise, lis.Addr().String()), Dir: cfg.Store.Root()},
+		main: cfg.Store, ns: map[string]*shuffle.Store{}, noDir: cfg.NoDir}
+	if cfg.NoDir {
+		s.addr.Dir = ""
+	}
 	if cfg.TLS {
 		tc, pin, err := tlspin.Server(host, certValidity)
 		if err != nil {
@@ -189,6 +206,9 @@ func (s *Server) Serve(ns string, store *shuffle.Store) (Address, error) {
 	s.ns[ns] = store
 	a := s.addr
 	a.Dir, a.Namespace = store.Root(), ns
+	if s.noDir {
+		a.Dir = ""
+	}
 	return a, nil
 }
 

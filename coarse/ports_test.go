@@ -91,3 +91,25 @@ func TestContainerPortMappingIsThePlansPort(t *testing.T) {
 		}
 	}
 }
+
+// With an executor image, an agent whose offer has no port left for the
+// shuffle server's mapping gets no executor — on every agent here — and
+// "why not placed" and the no-executor explanation say ports are short.
+func TestContainerPortsExhaustedOnEveryAgent(t *testing.T) {
+	b := testBackend(t, "flint.executor.cores=1", "flint.executor.memory=256m", "flint.mesos.executor.docker.image=flint/exec:test")
+	p := b.planOffers([]mesos.Offer{offer("o1", "a1", 2, 4096, 0), offer("o2", "a2", 2, 4096, 0)}, nil, time.Unix(1000, 0))
+	if got := summary(b, p); got != "unfit:o1 unfit:o2" {
+		t.Fatalf("plan %q, want both offers declined as unfit", got)
+	}
+	for _, f := range b.diag.filtered {
+		if f.Reason != placement.OtherShort || !strings.Contains(f.Detail, "ports: 0 free < 1 needed") {
+			t.Fatalf("placement reason %+v, want ports short", f)
+		}
+	}
+	why := b.explain()
+	for _, h := range []string{"a1.host", "a2.host"} {
+		if !strings.Contains(why, "offer from "+h+": ports: 0 free < 1 needed (executor port mappings)") {
+			t.Fatalf("explanation %q does not name %s's ports", why, h)
+		}
+	}
+}

@@ -94,6 +94,7 @@ type Backend struct {
 	localSince  time.Time      // since when offers wait for preferred hosts (zero: not waiting)
 	exited      chan struct{}  // closed and replaced whenever an executor ends
 	deaths      *deaths        // reports of executors that ended (death.go)
+	svcs        *services      // the agents' shuffle services (services.go); nil until one is named
 }
 
 // executor is one executor: a Mesos task running a Flint binary in the
@@ -445,6 +446,9 @@ func (b *Backend) Stop(ctx context.Context) error {
 		})
 		<-b.own.Done()
 		b.deaths.wait()
+		if b.svcs != nil { // the owner ended: Stop has it now
+			b.svcs.goodbye(ctx)
+		}
 		err := b.conn.Stop(ctx, !b.set.KeepFramework)
 		if !mesosconn.StopReported(err) {
 			b.stopErr = fmt.Errorf("coarse: tear down the framework: %w", err)

@@ -256,6 +256,15 @@ func (b *Backend) applyBatch(batch *backend.Batch) {
 	if len(batch.Launches) > 0 {
 		b.launch(flintconv.TaskDescriptions(batch.Launches))
 	}
+	if len(batch.ShuffleServices) > 0 {
+		if b.svcs == nil {
+			b.svcs = newServices(b.secret, b.set.heartbeat, b.log)
+		}
+		b.svcs.add(batch.ShuffleServices)
+	}
+	if batch.Tick && b.svcs != nil {
+		b.svcs.tick(batch.Now)
+	}
 	if batch.Allocation != nil {
 		b.applyAllocation(batch.Allocation)
 	}

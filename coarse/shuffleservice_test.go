@@ -13,6 +13,7 @@ import (
 	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/internal/testkit/indeterminatecheck"
 	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
@@ -151,4 +152,50 @@ func shuffleAppID(t *testing.T, dir string) string {
 		t.Fatalf("applications registered with the service: %v, %v", es, err)
 	}
 	return es[0].Name()
+}
+
+// The driver keeps its application registered with the agents' shuffle
+// services while it runs and says goodbye when it stops: after a shuffle,
+// with the service's clock moved past its --app-timeout, a heartbeat comes
+// at the new time and the sweep keeps the application's files; Stop
+// removes them at once (no sweep).
+func TestDriverHeartbeatsTheShuffleServiceAndSaysGoodbye(t *testing.T) {
+	svcDir := t.TempDir()
+	log, _ := mesostest.Logger(t)
+	fk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc, err := shuffleservice.Start(shuffleservice.Config{Dir: svcDir, Host: "127.0.0.1", TLS: true, Log: log,
+		AppTimeout: time.Minute, SweepEvery: -1, Clock: fk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	c := startCluster(t, clusterOpts{agents: 1})
+	r := mustRun(t, mesosURL(c), "flint.executor.cores=1", "flint.shuffle.service.enabled=true", "flint.shuffle.service.dir="+svcDir,
+		"flint.executor.heartbeatInterval=200ms")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := sumByKey.Run(ctx, r.fc, 1000); err != nil {
+		t.Fatal(err)
+	}
+	app := shuffleAppID(t, svcDir)
+	appDir := shuffleservice.AppDir(svcDir, app)
+
+	fk.Advance(2 * time.Minute)
+	waitFor(t, 30*time.Second, "a heartbeat after the service's clock moved", func() bool {
+		last, ok := svc.LastHeard(app)
+		return ok && last.Equal(fk.Now())
+	})
+	if removed := svc.Sweep(); len(removed) != 0 {
+		t.Fatalf("the sweep removed %v while the driver runs", removed)
+	}
+	if _, err := os.Stat(appDir); err != nil {
+		t.Fatalf("the application's files while the driver runs: %v", err)
+	}
+
+	if err := r.fc.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(appDir); !os.IsNotExist(err) {
+		t.Fatalf("the application's files after the driver stopped: %v (want them removed)", err)
+	}
 }

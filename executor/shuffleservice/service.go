@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/executor/shuffleserver"
+	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/sirupsen/logrus"
@@ -60,7 +61,7 @@ type Service struct {
 }
 
 // APIPrefix starts the service's own requests (heartbeats, deletions).
-const APIPrefix = "/shuffle-service/v1/apps/"
+const APIPrefix = shuffleconf.ServiceAPIPrefix
 
 // certValidity outlasts any service run.
 const certValidity = 5 * 365 * 24 * time.Hour
@@ -206,6 +207,16 @@ func (s *Service) Sweep() []string {
 		}
 	}
 	return removed
+}
+
+// LastHeard is when application app last made an authorized request (a
+// block read or a heartbeat) by the service's clock; false when it has not
+// since the service started or since the application was removed.
+func (s *Service) LastHeard(app string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.seen[safe(app)]
+	return t, ok
 }
 
 // ServeHTTP serves blocks (GET /shuffle/v1/…) and the service's own

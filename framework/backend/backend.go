@@ -62,6 +62,11 @@ type Batch struct {
 	// Demand is what the driver now waits for; nil when unchanged since
 	// the previous batch.
 	Demand *Demand
+	// ShuffleServices are the agents' shuffle services serving the
+	// application's map outputs, each once, in the batch after the first
+	// output it serves: the backend heartbeats them while the application
+	// runs and tells them it ended (flint.shuffle.service.enabled).
+	ShuffleServices []ShuffleService
 	// Allocation is dynamic allocation's decision (framework/allocation);
 	// nil when there is none to apply (disabled, or unchanged).
 	Allocation *Allocation
@@ -69,7 +74,7 @@ type Batch struct {
 
 // Empty reports whether the batch carries nothing to do.
 func (b *Batch) Empty() bool {
-	return !b.Tick && len(b.Kills) == 0 && len(b.Releases) == 0 && len(b.ShuffleReleases) == 0 && len(b.Launches) == 0 && b.Demand == nil && b.Allocation == nil
+	return !b.Tick && len(b.Kills) == 0 && len(b.Releases) == 0 && len(b.ShuffleReleases) == 0 && len(b.Launches) == 0 && b.Demand == nil && b.Allocation == nil && len(b.ShuffleServices) == 0
 }
 
 // Allocation is what dynamic allocation asks of a backend that launches
@@ -82,6 +87,11 @@ type Allocation struct {
 	Target  int
 	Release []ExecutorRelease
 }
+
+// ShuffleService is an agent's external shuffle service: its base URL
+// (https://host:port, or http:// without TLS) and the pin of its
+// certificate ("" for http).
+type ShuffleService struct{ BaseURL, Pin string }
 
 // ExecutorRelease names an idle executor to stop and why.
 type ExecutorRelease struct{ ExecutorID, Reason string }

@@ -62,6 +62,9 @@ type driverCore struct {
 	alloc        *allocation.Manager
 	allocService bool // a shuffle service serves released executors' outputs
 	allocSent    bool // a decision went to the backend
+
+	// services are the shuffle services map outputs named (services.go).
+	services map[backend.ShuffleService]bool
 }
 
 // execSlot is an executor the backend reported up, with its task cores

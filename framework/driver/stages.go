@@ -289,6 +289,7 @@ func (c *driverCore) taskSucceeded(id scheduler.TaskID, a attempt, end *taskEnd,
 		if loc.Host == "" {
 			loc.Host = host
 		}
+		c.noteShuffleService(loc.Address)
 		te.MapStatus = &mapoutput.Status{ShuffleID: t.ShuffleID, MapIndex: t.Partition, TaskID: uint64(id),
 			Location: loc, Sizes: out.Sizes}
 		if f := a.job.run.job.OnMapOutput; f != nil && len(out.Value) > 0 {

@@ -35,6 +35,11 @@ const (
 	PropServiceDir = "flint.shuffle.service.dir"
 )
 
+// ServiceAPIPrefix starts an agent's shuffle service's own requests
+// (executor/shuffleservice): POST <prefix><app>/heartbeat keeps the
+// application's files, DELETE <prefix><app> removes them.
+const ServiceAPIPrefix = "/shuffle-service/v1/apps/"
+
 // AppID is the application's shuffle id: a hash of the secret (not the
 // secret), so every executor of the application agrees on it without
 // more state.

@@ -69,7 +69,10 @@ func (c *Context) UIURL() string { return c.op.url }
 // URL) and posts the application's first events.
 func (c *Context) startOpView(clock func() time.Time) error {
 	now := clock()
-	c.op.now, c.op.appID = clock, NewAppID(now)
+	c.op.now, c.op.appID = clock, c.cfg.String("flint.app.id")
+	if c.op.appID == "" {
+		c.op.appID = NewAppID(now)
+	}
 	if c.cfg.Bool("flint.eventLog.enabled") {
 		w, err := eventlog.Create(c.cfg.String("flint.eventLog.dir"), c.op.appID, eventlog.Options{
 			Compress: c.cfg.Bool("flint.eventLog.compress"), MaxFileSize: c.cfg.Size("flint.eventLog.rolling.maxFileSize")})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	flinthistory "github.com/flint-mesos/flint/framework/history"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -214,27 +215,51 @@ func (c *clusterEnv) sandboxFile(work, taskID, name string) string {
 
 // TestClusterModeRunsWordcount: the example wordcount submitted in cluster
 // mode runs as a Mesos task, prints its counts in its sandbox and ends
-// FINISHED; flint status --wait says so with exit 0; the page lists it.
+// FINISHED; flint status --wait says so with exit 0; the page lists it. Two
+// drivers write their event logs into one directory, each under its task id
+// (flint.app.id, set by the dispatcher): `flint history`'s view of the
+// directory has both applications, completed, and the page links each.
 func TestClusterModeRunsWordcount(t *testing.T) {
-	work := t.TempDir()
-	c := &clusterEnv{t: t, master: startMesosLocalIn(t, work), home: t.TempDir(), store: t.TempDir()}
+	work, events := t.TempDir(), t.TempDir()
+	const history = "http://history.example:18080"
+	c := &clusterEnv{t: t, master: startMesosLocalIn(t, work), home: t.TempDir(), store: t.TempDir(),
+		extra: []string{"--history-url", history}}
 	c.startDispatcher()
 	in := filepath.Join(t.TempDir(), "in.txt")
 	if err := os.WriteFile(in, []byte("b a b\nc b a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	id := c.submit("--example", "wordcount", "--", "--partitions", "2", in)
-	out, errOut, code := c.flint("status", "--master", "mesos://"+c.disp, "--wait", "--timeout", "90s", id)
-	if code != 0 || out != id+" FINISHED: Command exited with status 0\n" {
-		t.Fatalf("status --wait: exit %d %q\n%s\ndispatcher:\n%s", code, out, errOut, c.errOut.String())
+	var ids []string
+	for range 2 {
+		ids = append(ids, c.submit("--conf", "flint.eventLog.enabled=true", "--conf", "flint.eventLog.dir="+events,
+			"--example", "wordcount", "--", "--partitions", "2", in))
 	}
-	st := c.status(id)
-	if stdout := c.sandboxFile(work, st.TaskID, "stdout"); !strings.Contains(stdout, "6 words, 3 distinct\n") {
-		t.Fatalf("driver stdout:\n%s", stdout)
+	for _, id := range ids {
+		out, errOut, code := c.flint("status", "--master", "mesos://"+c.disp, "--wait", "--timeout", "90s", id)
+		if code != 0 || out != id+" FINISHED: Command exited with status 0\n" {
+			t.Fatalf("status --wait: exit %d %q\n%s\ndispatcher:\n%s", code, out, errOut, c.errOut.String())
+		}
 	}
 	page, _, _ := c.get("/?token=" + c.client().Token)
-	if !strings.Contains(page, id) || !strings.Contains(page, "Finished drivers") || !strings.Contains(page, "flint mesos logs --master") {
-		t.Fatalf("page:\n%s", page)
+	logs := flinthistory.New(events)
+	for _, id := range ids {
+		st := c.status(id)
+		if stdout := c.sandboxFile(work, st.TaskID, "stdout"); !strings.Contains(stdout, "6 words, 3 distinct\n") {
+			t.Fatalf("driver stdout:\n%s", stdout)
+		}
+		if !strings.Contains(page, id) || !strings.Contains(page, "Finished drivers") || !strings.Contains(page, "flint mesos logs --master") {
+			t.Fatalf("page:\n%s", page)
+		}
+		if link := history + "/history/" + st.TaskID + "/jobs/"; !strings.Contains(page, `href="`+link+`"`) {
+			t.Fatalf("the page does not link %s's event log %s:\n%s", id, link, page)
+		}
+		store, ok := logs.Store(st.TaskID)
+		if !ok {
+			t.Fatalf("the event log directory has no application %s: %v", st.TaskID, logs.Apps())
+		}
+		if app := store.App(); !app.Completed || len(store.Jobs()) == 0 {
+			t.Fatalf("application %s in the history: completed %v, %d jobs; want completed with its jobs", st.TaskID, app.Completed, len(store.Jobs()))
+		}
 	}
 }
 

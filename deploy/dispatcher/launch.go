@@ -73,14 +73,17 @@ func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res 
 		args = append(args, "--sha256", s.SHA256)
 	}
 	args = append(args, "--", "./"+s.Name)
-	if r.DriverFrameworkID != "" {
-		props := maps.Clone(s.Properties)
-		if props == nil {
-			props = map[string]string{}
-		}
-		props[driverFrameworkKey] = r.DriverFrameworkID
-		s.Properties = props
+	props := maps.Clone(s.Properties)
+	if props == nil {
+		props = map[string]string{}
 	}
+	if r.DriverFrameworkID != "" {
+		props[driverFrameworkKey] = r.DriverFrameworkID
+	}
+	if props[appIDKey] == "" { // the page links the driver's event log by it
+		props[appIDKey] = taskID
+	}
+	s.Properties = props
 	args = append(args, DriverArgs(s, d.cfg.DriverMaster, r.ID)...)
 	return mesos.TaskInfo{
 		Name:      "driver " + r.ID,
@@ -199,6 +202,11 @@ func Reason(st mesos.TaskStatus) string {
 }
 
 const driverFrameworkKey = "flint.mesos.driver.frameworkId"
+
+// appIDKey is the driver's application id: its task id unless the submission
+// sets one, so that the page links each attempt's event log
+// (<history>/history/<task id>/jobs/).
+const appIDKey = "flint.app.id"
 
 // driverFrameworkLocked is the framework id a supervised driver's next attempt
 // subscribes with: the previous attempt's while the master still has that
@@ -374,4 +382,13 @@ func (d *Dispatcher) failUnplaceableLocked(waiting []Record, now time.Time) {
 			}
 		}
 	}
+}
+
+// appID is the application id of the record's last launch: the one its
+// submission set, else its task id (taskInfo).
+func (r Record) appID() string {
+	if id := r.Spec.Properties[appIDKey]; id != "" {
+		return id
+	}
+	return r.TaskID
 }

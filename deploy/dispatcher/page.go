@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -15,7 +16,8 @@ type PageConfig struct {
 	// FrameworkID returns the dispatcher's framework id (the drivers' tasks
 	// are its tasks), or "".
 	FrameworkID func() string
-	// HistoryURL links finished drivers' event logs (a `flint history`).
+	// HistoryURL links each launched driver's event log (a `flint history`
+	// serving the flint.eventLog.dir the drivers write).
 	HistoryURL string
 	// DriverUIs returns each running driver's web UI URL by submission id
 	// (the webui_url its framework registered with), or nil.
@@ -29,6 +31,7 @@ type pageRow struct {
 	Logs     string // command printing the driver's stderr
 	Sandbox  string // master UI link
 	UI       string // the driver's web UI
+	EventLog string // the driver's event log in the history server
 	Resource string
 }
 
@@ -47,7 +50,7 @@ td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top
 {{range .}}<tr><td>{{.ID}}</td><td>{{.Resource}}{{if .Summary.Example}} --example {{.Summary.Example}}{{end}}{{range .Summary.Args}} {{.}}{{end}}</td>
 <td>{{.State}}{{if .Killing}} (killing){{end}}</td><td>{{.Since}}</td><td>{{.Summary.Cores}} cpus, {{.Summary.MemMB}} MB{{if .Summary.Supervise}}, supervised{{end}}</td>
 <td>{{.Attempts}}</td><td>{{.Host}}</td><td>{{.Message}}</td>
-<td>{{if .UI}}<a href="{{.UI}}">driver UI</a> · {{end}}{{if .Logs}}<code>{{.Logs}}</code>{{if .Sandbox}} · <a href="{{.Sandbox}}">sandbox</a>{{end}}{{end}}</td></tr>
+<td>{{if .UI}}<a href="{{.UI}}">driver UI</a> · {{end}}{{if .EventLog}}<a href="{{.EventLog}}">event log</a> · {{end}}{{if .Logs}}<code>{{.Logs}}</code>{{if .Sandbox}} · <a href="{{.Sandbox}}">sandbox</a>{{end}}{{end}}</td></tr>
 {{else}}<tr><td colspan="9">none</td></tr>{{end}}</table>{{end}}
 <h2>Queued drivers</h2>{{template "rows" .Queued}}
 <h2>Launched drivers</h2>{{template "rows" .Launched}}
@@ -82,6 +85,9 @@ func servePage(w http.ResponseWriter, recs []Record, cfg PageConfig) {
 			since = r.Started
 		}
 		row.Since = since.UTC().Format(time.RFC3339)
+		if r.TaskID != "" && cfg.HistoryURL != "" {
+			row.EventLog = strings.TrimSuffix(cfg.HistoryURL, "/") + "/history/" + url.PathEscape(r.appID()) + "/jobs/"
+		}
 		if r.TaskID != "" && master != "" && fw != "" {
 			row.Logs = "flint mesos logs --master " + master + " --framework " + fw + " --stderr " + r.TaskID
 			row.Sandbox = "http://" + master + "/#/agents/" + r.AgentID + "/frameworks/" + fw + "/executors/" + r.TaskID

@@ -439,3 +439,18 @@ func TestLeafAndPrefixKeys(t *testing.T) {
 		t.Errorf("nested child must not set the parent: %v", c.Redacted())
 	}
 }
+
+// flint.app.id names a file (the event log) and a URL path segment: an id
+// that could leave the event log directory or the history path is refused.
+func TestAppIDMustBeAFileAndPathName(t *testing.T) {
+	for _, bad := range []string{"../etc", "a/b", ".hidden", "-x", "with space", strings.Repeat("a", 129)} {
+		_, err := Load(LoadOptions{Conf: []string{"flint.app.id=" + bad}})
+		if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), "flint.app.id") {
+			t.Errorf("flint.app.id=%q: %v, want an invalid-value error naming the key", bad, err)
+		}
+	}
+	c := mustLoad(t, LoadOptions{Conf: []string{"flint.app.id=driver-20261202-0001-1"}})
+	if got := c.String("flint.app.id"); got != "driver-20261202-0001-1" {
+		t.Errorf("flint.app.id = %q", got)
+	}
+}

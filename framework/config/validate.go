@@ -106,6 +106,16 @@ func (k *Key) check(v string) error {
 	return err
 }
 
+var appIDSyntax = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// checkAppID accepts an id safe as a file name and a URL path segment.
+func checkAppID(v string) error {
+	if !appIDSyntax.MatchString(v) {
+		return fmt.Errorf("%w: %q", ErrSyntax, v)
+	}
+	return nil
+}
+
 func checkRegex(v string) error {
 	if _, err := regexp.Compile(v); err != nil {
 		return fmt.Errorf("%w: %v", ErrSyntax, err)

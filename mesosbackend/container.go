@@ -32,7 +32,7 @@ type Container struct {
 	ForcePull     bool              // flint.mesos.executor.docker.forcePullImage
 	Network       string            // flint.mesos.network.name; "" = the host's network (Docker: its bridge)
 	NetworkLabels []mesos.Label     // flint.mesos.network.labels
-	Home          string            // flint.mesos.executor.home: the directory in the image holding the executor binary; "" = fetched
+	Home          string            // flint.mesos.executor.home: the directory in the image (or on every agent) holding the executor binary; "" = fetched
 }
 
 // Enabled reports whether executors run in a container of their own.
@@ -95,7 +95,6 @@ func (c Container) check(cfg *config.Config) []error {
 	needImage("flint.mesos.executor.docker.volumes")
 	needImage("flint.mesos.executor.docker.parameters")
 	needImage("flint.mesos.executor.docker.forcePullImage")
-	needImage("flint.mesos.executor.home")
 	if len(c.Parameters) > 0 && c.Image != "" && !c.Docker() {
 		errs = append(errs, errors.New("flint.mesos.executor.docker.parameters needs flint.mesos.containerizer=docker: Mesos' own containerizer passes no parameters to Docker"))
 	}
@@ -103,7 +102,7 @@ func (c Container) check(cfg *config.Config) []error {
 		errs = append(errs, errors.New("flint.mesos.network.labels needs flint.mesos.network.name (they label that network's NetworkInfo)"))
 	}
 	if c.Home != "" && !path.IsAbs(c.Home) {
-		errs = append(errs, fmt.Errorf("flint.mesos.executor.home %q must be an absolute path in the image", c.Home))
+		errs = append(errs, fmt.Errorf("flint.mesos.executor.home %q must be an absolute path (in the image, or on every agent)", c.Home))
 	}
 	if c.Home != "" && strings.TrimSpace(cfg.String("flint.executor.uri")) != "" {
 		errs = append(errs, errors.New("flint.mesos.executor.home and flint.executor.uri are exclusive: the image holds the executor binary, or agents fetch it"))

@@ -332,3 +332,25 @@ func TestHarnessCoresMaxHoldsAtTheLaunch(t *testing.T) {
 		t.Fatalf("the launch holds %g cpus, over flint.cores.max=3", got)
 	}
 }
+
+// A task placed beside an executor that then died runs on the executor
+// its agent starts again for it: shuffle releases reach that executor,
+// which else kept its outputs and never exited idle.
+func TestHarnessRestartedExecutorGetsReleases(t *testing.T) {
+	r := newRig(t)
+	e := executorID("S0")
+	r.h.Handler().Offers([]mesos.Offer{offer("o1", "S0", 2, 1024)})
+	r.b.Apply(launches(e, 1))
+	o2 := offer("o2", "S0", 1, 512)
+	o2.ExecutorIDs = []mesos.ExecutorID{{Value: e}} // made while the executor runs
+	r.h.Handler().Offers([]mesos.Offer{o2})
+	r.b.Apply(launches(e, 2)) // beside it
+	r.h.Handler().Update(update("1", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil))
+	r.h.Handler().ExecutorLost(mesos.AgentID{Value: "S0"}, mesos.ExecutorID{Value: e}, 9)
+	r.h.Handler().Update(update("2", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil)) // the agent started it again
+	r.settle()
+	r.h.Conn.Calls()
+	r.h.Driver.Events()
+	r.b.Apply(backend.Batch{ShuffleReleases: []backend.ShuffleRelease{{ShuffleID: 1}}})
+	r.expect([]string{"message " + e + " on S0"}, nil)
+}

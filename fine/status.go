@@ -58,6 +58,16 @@ func (h handler) Update(st mesos.TaskStatus) {
 		return
 	}
 	refused, next := b.launchOutcome(t, st)
+	if a := b.agents[t.agentID]; a != nil && t.reused && !a.started && a.gen == t.gen &&
+		st.GetSource() == mesos.SOURCE_EXECUTOR && !terminal(state) {
+		// A task launched beside an executor Mesos then reported gone
+		// runs on the executor its agent started again for it (an
+		// executor URI without a spent credential): it runs, so shuffle
+		// releases and Stop's shutdown reach it again — without this it
+		// kept its map outputs, and so never exited idle, after the jobs
+		// ended (found by the simulation, seed 19).
+		a.started = true
+	}
 	if refused > 0 {
 		why, _, _ := strings.Cut(describe(st), "\n") // its first line: a dead executor's stderr is in the task's error
 		b.log.WithFields(logrus.Fields{"executor": t.execID, "agent": t.agentID}).Warnf(

@@ -354,3 +354,34 @@ func TestHarnessRestartedExecutorGetsReleases(t *testing.T) {
 	r.b.Apply(backend.Batch{ShuffleReleases: []backend.ShuffleRelease{{ShuffleID: 1}}})
 	r.expect([]string{"message " + e + " on S0"}, nil)
 }
+
+// An executor's FAILURE that arrives after a new executor was started on
+// its agent (the old one's exit, delayed by a master failover) is the old
+// generation's: the new one still gets the shuffle releases.
+func TestHarnessLateExitOfAnOldExecutorKeepsTheNewOne(t *testing.T) {
+	r := newRig(t)
+	e := executorID("S0")
+	r.h.Handler().Offers([]mesos.Offer{offer("o1", "S0", 2, 1024)})
+	r.b.Apply(launches(e, 1))
+	r.h.Handler().Update(update("1", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil))
+	reason := mesos.REASON_EXECUTOR_TERMINATED
+	failed := update("1", mesos.TASK_FAILED, mesos.SOURCE_AGENT, nil)
+	failed.Reason = &reason
+	r.h.Handler().Update(failed)                        // held until the exit comes
+	r.h.Handler().AgentLost(mesos.AgentID{Value: "S9"}) // unrelated
+	r.settle()
+	r.clock.Advance(3 * time.Second) // the held update goes through without the exit
+	r.settle()
+	r.h.Handler().Offers([]mesos.Offer{offer("o2", "S0", 2, 1024)}) // lists no executor: a new one
+	r.b.Apply(launches(e, 2))
+	r.h.Handler().Update(update("2", mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil))
+	r.h.Handler().ExecutorLost(mesos.AgentID{Value: "S0"}, mesos.ExecutorID{Value: e}, 9) // the first one's, late
+	r.settle()
+	r.h.Conn.Calls()
+	r.h.Driver.Events()
+	r.b.Apply(backend.Batch{ShuffleReleases: []backend.ShuffleRelease{{ShuffleID: 1}}})
+	r.settle()
+	if got := r.h.Conn.Script(); !slices.Contains(got, "message "+e+" on S0") {
+		t.Fatalf("calls after the release %q, want a message to the running executor %s", got, e)
+	}
+}

@@ -320,7 +320,12 @@ func (h handler) executorGone(agentID, why string, current bool) {
 	a := b.agents[agentID]
 	report := a != nil && a.added && a.live == 0 && !b.stopping.Load()
 	if a != nil {
-		a.started = false
+		// the executor runs while a generation launched after the one
+		// that exited does (exitOf took the exited one off launched; an
+		// agent's loss clears them all): an older generation's FAILURE
+		// arriving late left the running one unreleased and never shut
+		// down (found by the simulation, seed 24)
+		a.started = len(a.launched) > 0
 		if current {
 			a.exited = true
 			if !report && a.added && a.live > 0 {

@@ -74,6 +74,7 @@ func (m *master) execute(t *mtask) stagetask.Output {
 	}
 	var blocks int
 	var sum uint64
+	inject := m.s.cfg.Faults.FetchFail > 0 && m.s.rng.Float64() < m.s.cfg.Faults.FetchFail
 	for _, rd := range st.Reads {
 		if rd.Missing != nil {
 			ff := *rd.Missing
@@ -89,7 +90,7 @@ func (m *master) execute(t *mtask) stagetask.Output {
 					ff.Message = "sim: the executor does not hold this output"
 					m.s.logf("task %s: fetch of shuffle %d map %d from %s failed", t.id, rd.ShuffleID, b.MapIndex, g.Location.ExecutorID)
 					return stagetask.Output{FetchFailure: ff}
-				case m.s.cfg.Faults.FetchFail > 0 && m.s.rng.Float64() < m.s.cfg.Faults.FetchFail:
+				case inject:
 					ff.Message = "sim: injected fetch failure"
 					m.s.logf("FAULT task %s: fetch of shuffle %d map %d from %s fails", t.id, rd.ShuffleID, b.MapIndex, g.Location.ExecutorID)
 					return stagetask.Output{FetchFailure: ff}

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -37,6 +39,7 @@ type master struct {
 	offers    map[string]*offer    // outstanding
 	tasks     map[string]*mtask    // live, by Mesos task id
 	execIdx   map[string]*executor // live executors, by Mesos executor id
+	agentLast map[string]time.Time // when the last event from each agent reaches the framework
 	leader    int                  // master failovers so far (the leader id's suffix)
 	down      bool                 // the framework is disconnected: a failover is under way
 	nextOffer int
@@ -83,6 +86,7 @@ type executor struct {
 type offer struct {
 	id, agent string
 	cpus, mem float64
+	execs     []string // the executors it listed as running (what the framework was told)
 }
 
 type mtask struct {
@@ -95,7 +99,7 @@ type mtask struct {
 func newMaster(s *Sim, alloc *allocator.Allocator, cfg *config.Config) *master {
 	host, port := "sim-master", uint32(5050)
 	return &master{s: s, alloc: alloc, cfg: cfg, info: mesos.MasterInfo{ID: "sim-m1", Hostname: &host, Port: &port},
-		agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{},
+		agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{}, agentLast: map[string]time.Time{},
 		idle: cfg.Duration("flint.mesos.fine.executorIdleTimeout")}
 }
 
@@ -114,11 +118,14 @@ func (m *master) start() {
 		m.addAgent()
 	}
 	m.s.at(0, m.allocate)
-	for range m.s.cfg.Faults.AgentLosses {
-		// Lost while work runs: within the first jobs' expected span.
-		span := time.Duration(m.s.cfg.Tasks) * m.s.cfg.MeanTask / time.Duration(max(1, m.s.cfg.Agents)*int(m.s.cfg.AgentCPUs))
-		d := time.Second + time.Duration(m.s.rng.Int64N(int64(max(span*time.Duration(m.s.cfg.Jobs), time.Second))))
-		m.s.at(d, m.loseAgent)
+	f := m.s.cfg.Faults
+	for _, fault := range []struct {
+		n  int
+		fn func()
+	}{{f.AgentLosses, m.loseAgent}, {f.Crashes, m.crashExecutor}, {f.Failovers, m.failover}} {
+		for range fault.n {
+			m.s.at(m.whileWorkRuns(), fault.fn)
+		}
 	}
 }
 
@@ -163,6 +170,9 @@ func (m *master) allocate() {
 		return
 	}
 	defer m.s.at(m.s.cfg.AllocEvery, m.allocate)
+	if m.down {
+		return // no leader: no offers
+	}
 	got := m.alloc.Allocate(m.s.clk.Now())
 	if len(got) == 0 {
 		return
@@ -182,6 +192,7 @@ func (m *master) allocate() {
 			AgentID: mesos.AgentID{Value: g.AgentID}, Hostname: a.host, Resources: res}
 		for _, e := range sortedKeys(a.execs) {
 			mo.ExecutorIDs = append(mo.ExecutorIDs, mesos.ExecutorID{Value: e})
+			o.execs = append(o.execs, e)
 		}
 		out = append(out, mo)
 		m.s.logf("offer %s on %s: %.1f cpus %.0f MiB", o.id, o.agent, o.cpus, o.mem)
@@ -196,7 +207,7 @@ func (m *master) allocate() {
 // maintenance or an inverse offer.
 func (m *master) rescindOne() {
 	ids := sortedKeys(m.offers)
-	if len(ids) == 0 {
+	if len(ids) == 0 || m.down {
 		return
 	}
 	o := m.offers[ids[m.s.rng.IntN(len(ids))]]
@@ -212,14 +223,12 @@ func (m *master) rescindOne() {
 func (m *master) deliver(st mesos.TaskStatus) {
 	f := m.s.cfg.Faults
 	send := func(d time.Duration, st mesos.TaskStatus, what string) {
-		m.inflight++
-		m.s.at(d, func() {
-			m.inflight--
+		m.send(d, func() {
 			m.s.logf("update %s %s (%s)%s", st.TaskID.Value, st.GetState(), st.GetSource(), what)
 			m.h.Update(st)
 		})
 	}
-	d := m.jitter()
+	d := m.fromAgent(st.GetAgentID().GetValue())
 	send(d, st, "")
 	if f.Duplicate > 0 && m.s.rng.Float64() < f.Duplicate {
 		send(d+m.jitter(), st, " duplicate")
@@ -264,11 +273,15 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 	var agentID string
 	var offC, offM float64
 	valid := true
+	listed := map[string]bool{} // executors the offers said run
 	for _, id := range ids {
 		o := m.offers[id]
 		if o == nil {
 			valid = false
 			continue
+		}
+		for _, e := range o.execs {
+			listed[e] = true
 		}
 		if agentID != "" && o.agent != agentID {
 			m.s.fail("ACCEPT of offers %v spans agents %s and %s", ids, agentID, o.agent)
@@ -300,6 +313,7 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 	}
 	a := m.agents[agentID]
 	var needC, needM float64
+	var goneC, goneM float64 // executors the offers listed that exited since
 	newExecs := map[string]*executor{}
 	for i := range tasks {
 		ti := &tasks[i]
@@ -320,11 +334,31 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 			newExecs[eid] = e
 			needC += e.cpus
 			needM += e.mem
+			if listed[eid] {
+				goneC += e.cpus
+				goneM += e.mem
+			}
 		}
 	}
-	if needC > offC+eps || needM > offM+eps {
+	// Over-committed as the offers told the framework: its bug.
+	if over := func(c, mem float64) bool { return c > offC+eps || mem > offM+eps }; over(needC-goneC, needM-goneM) {
 		m.s.fail("offer over-committed: ACCEPT of %v on %s needs %.2f cpus %.0f MiB, the offers hold %.2f cpus %.0f MiB",
 			ids, agentID, needC, needM, offC, offM)
+		return
+	} else if over(needC, needM) {
+		// An executor the offers listed exited meanwhile: the task must
+		// bring its resources too, which the offers lack — Mesos refuses
+		// the tasks (TASK_ERROR, REASON_TASK_INVALID) and the offers go back.
+		m.alloc.Recover(agentID, frameworkID, scalars(offC, offM), nil, m.s.clk.Now())
+		reason := mesos.REASON_TASK_INVALID
+		msg := fmt.Sprintf("Task uses more resources cpus:%g;mem:%g than available cpus:%g;mem:%g", needC, needM, offC, offM)
+		m.s.logf("refuse %v: an executor the offers listed is gone", ids)
+		for i := range tasks {
+			t := &mtask{id: tasks[i].TaskID.Value, agent: agentID, exec: tasks[i].Executor.ExecutorID.Value}
+			st := status(t, mesos.TASK_ERROR, mesos.SOURCE_MASTER, &reason, nil)
+			st.Message = &msg
+			m.deliver(st)
+		}
 		return
 	}
 	m.alloc.Recover(agentID, frameworkID, scalars(offC-needC, offM-needM), &masterRefuse, m.s.clk.Now())
@@ -404,11 +438,7 @@ func (m *master) idleExit(a *agent, e *executor, tok int) {
 	a.usedM -= e.mem
 	m.alloc.Recover(a.id, frameworkID, scalars(e.cpus, e.mem), nil, m.s.clk.Now())
 	m.s.logf("executor %s on %s exits idle", e.id, a.id)
-	m.inflight++
-	m.s.at(m.jitter(), func() {
-		m.inflight--
-		m.h.ExecutorLost(mesos.AgentID{Value: a.id}, mesos.ExecutorID{Value: e.id}, 0)
-	})
+	m.send(m.fromAgent(a.id), func() { m.h.ExecutorLost(mesos.AgentID{Value: a.id}, mesos.ExecutorID{Value: e.id}, 0) })
 }
 
 // kill is a KILL: a live task ends KILLED; an unknown one LOST, as Mesos
@@ -473,11 +503,7 @@ func (m *master) loseAgent() {
 			m.deliver(status(t, mesos.TASK_LOST, mesos.SOURCE_MASTER, &reason, nil))
 		}
 	}
-	m.inflight++
-	m.s.at(m.jitter(), func() {
-		m.inflight--
-		m.h.AgentLost(mesos.AgentID{Value: a.id})
-	})
+	m.send(m.jitter(), func() { m.h.AgentLost(mesos.AgentID{Value: a.id}) })
 	m.s.at(30*time.Second, m.addAgent)
 }
 
@@ -511,6 +537,9 @@ type conn struct{ m *master }
 var _ mesosbackend.Conn = conn{}
 
 func (c conn) Launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) error {
+	if c.m.down { // read during a Flush: the sim's goroutine waits in it
+		return errDisconnected
+	}
 	offerIDs, tasks = slices.Clone(offerIDs), slices.Clone(tasks)
 	c.m.s.record(func() { c.m.call(func() { c.m.launch(offerIDs, tasks) }) })
 	return nil
@@ -555,6 +584,9 @@ func (c conn) SetDemand(on bool) {
 }
 
 func (c conn) Kill(taskID mesos.TaskID, agentID *mesos.AgentID) error {
+	if c.m.down {
+		return errDisconnected
+	}
 	agent := agentID.GetValue()
 	c.m.s.record(func() { c.m.call(func() { c.m.kill(taskID.Value, agent) }) })
 	return nil
@@ -594,6 +626,8 @@ func (m *master) message(agentID, execID string, data []byte) {
 }
 
 func (c conn) Master() mesos.MasterInfo { return c.m.info }
+
+var errDisconnected = errors.New("sim: not subscribed: the master is failing over")
 
 func (c conn) FrameworkID() string { return frameworkID }
 

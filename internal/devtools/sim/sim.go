@@ -56,7 +56,7 @@ type Faults struct {
 	Jitter      time.Duration // an update's delivery delay is drawn in [0, Jitter)
 	Reorder     float64       // probability a stale RUNNING follows a task's terminal update
 	Rescind     float64       // probability an allocation round is followed by an offer rescinded
-	FetchFail   float64       // probability a block fetch of a reduce task fails though its output is there
+	FetchFail   float64       // probability a reduce task's first fetch fails though its output is there
 	Crashes     int           // executors crashed during the run (their tasks FAILED, outputs gone)
 	Failovers   int           // master failovers during the run (new leader id, offers void)
 }
@@ -94,6 +94,9 @@ func Profile(seed int64) Config {
 		Jitter:      time.Duration(r.IntN(500)) * time.Millisecond,
 		Reorder:     []float64{0, 0.02, 0.2}[r.IntN(3)],
 		Rescind:     []float64{0, 0.3, 0.9}[r.IntN(3)],
+		FetchFail:   []float64{0, 0, 0.001, 0.005}[r.IntN(4)],
+		Crashes:     r.IntN(3),
+		Failovers:   r.IntN(2),
 	}
 	return c
 }

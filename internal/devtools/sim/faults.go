@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"strconv"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// whileWorkRuns is a fault's time: within the jobs' expected span, so the
+// fault costs work.
+func (m *master) whileWorkRuns() time.Duration {
+	span := time.Duration(m.s.cfg.Tasks) * m.s.cfg.MeanTask / time.Duration(max(1, m.s.cfg.Agents)*int(max(m.s.cfg.AgentCPUs, 1)))
+	return time.Second + time.Duration(m.s.rng.Int64N(int64(max(span*time.Duration(m.s.cfg.Jobs), time.Second))))
+}
+
+// fromAgent is the delay of the next event from an agent: the network's
+// seeded jitter, but never before the agent's previous event — an agent's
+// messages reach the framework in order, through one connection to the
+// master and the master's one stream (only the Duplicate and Reorder
+// faults break that order, as an agent's retries do).
+func (m *master) fromAgent(agentID string) time.Duration {
+	at := m.s.clk.Now().Add(m.jitter())
+	if last := m.agentLast[agentID]; at.Before(last) {
+		at = last
+	}
+	m.agentLast[agentID] = at
+	return at.Sub(m.s.clk.Now())
+}
+
+// send hands the framework an event after d; while the master fails over
+// it is held (agents retry their updates until a master acknowledges
+// them) and delivered after the framework re-subscribed.
+func (m *master) send(d time.Duration, fn func()) {
+	m.inflight++
+	var try func()
+	try = func() {
+		if m.down {
+			m.s.at(500*time.Millisecond, try)
+			return
+		}
+		m.inflight--
+		fn()
+	}
+	m.s.at(d, try)
+}
+
+// crashExecutor kills a random executor running tasks, as an OOM kill or
+// a crash would: its tasks end FAILED (EXECUTOR_TERMINATED, from the
+// agent), its map outputs are gone with it, and Mesos reports its exit
+// (signal 9).
+func (m *master) crashExecutor() {
+	var busy []string
+	for _, id := range sortedKeys(m.execIdx) {
+		if m.execIdx[id].tasks > 0 {
+			busy = append(busy, id)
+		}
+	}
+	if len(busy) == 0 || m.stopped {
+		return
+	}
+	e := m.execIdx[busy[m.s.rng.IntN(len(busy))]]
+	var a *agent
+	for _, id := range sortedKeys(m.agents) {
+		if ag := m.agents[id]; !ag.gone && ag.execs[e.id] == e {
+			a = ag
+		}
+	}
+	if a == nil {
+		return
+	}
+	m.s.logf("FAULT executor %s on %s crashes", e.id, a.id)
+	reason := mesos.REASON_EXECUTOR_TERMINATED
+	for _, id := range sortedKeys(m.tasks) {
+		if t := m.tasks[id]; t.agent == a.id && t.exec == e.id {
+			m.end(t)
+			m.deliver(status(t, mesos.TASK_FAILED, mesos.SOURCE_AGENT, &reason, nil))
+		}
+	}
+	delete(a.execs, e.id)
+	delete(m.execIdx, e.id)
+	a.usedC -= e.cpus
+	a.usedM -= e.mem
+	m.alloc.Recover(a.id, frameworkID, scalars(e.cpus, e.mem), nil, m.s.clk.Now())
+	m.send(m.fromAgent(a.id), func() { m.h.ExecutorLost(mesos.AgentID{Value: a.id}, mesos.ExecutorID{Value: e.id}, 9) })
+}
+
+// failover is a master failover: the framework's stream breaks
+// (Disconnected), outstanding offers are void, calls fail until the
+// framework re-subscribes 1–3 s later to a new leader (a new master id);
+// tasks keep running and their updates wait for the new leader.
+func (m *master) failover() {
+	if m.down || m.stopped {
+		return
+	}
+	m.down = true
+	m.leader++
+	m.s.logf("FAULT master failover: leader sim-m%d steps down", m.leader)
+	for _, id := range sortedKeys(m.offers) {
+		o := m.offers[id]
+		delete(m.offers, id)
+		m.alloc.OfferAnswered(frameworkID)
+		m.alloc.Recover(o.agent, frameworkID, scalars(o.cpus, o.mem), nil, m.s.clk.Now())
+	}
+	m.h.Disconnected(errDisconnected)
+	m.s.at(time.Second+time.Duration(m.s.rng.Int64N(int64(2*time.Second))), func() {
+		m.down = false
+		m.info.ID = "sim-m" + strconv.Itoa(m.leader+1)
+		m.s.logf("master %s leads; the framework re-subscribes", m.info.ID)
+		m.h.Subscribed(frameworkID, m.info, true)
+	})
+}

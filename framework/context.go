@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,8 +122,26 @@ func NewContext(ctx context.Context, cfg *Config, opts ...Option) (*Context, err
 	}
 	c.op.backendUp.Store(true) // the UI may read c.backend from now on
 	c.driver.Start(tickInterval(sc))
+	if err := c.addConfiguredFiles(); err != nil {
+		_ = c.Stop(ctx)
+		return nil, err
+	}
 	o.log.WithFields(logrus.Fields{"master": master.Raw, "seed": seed}).Debugf("flint context started (scheduler seed %d)", seed)
 	return c, nil
+}
+
+// addConfiguredFiles adds flint.files (Spark's spark.files, what
+// `flint submit --files` sets) as AddFile does, before any job.
+func (c *Context) addConfiguredFiles() error {
+	for f := range strings.SplitSeq(c.cfg.String("flint.files"), ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if err := c.AddFile(f); err != nil {
+			return fmt.Errorf("framework: flint.files: %w", err)
+		}
+	}
+	return nil
 }
 
 func (c *Context) startBackend(ctx context.Context) error {

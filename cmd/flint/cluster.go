@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,6 +26,7 @@ type clusterFlags struct {
 	deployMode, driverMemory, tokenFile string
 	driverCores                         float64
 	supervise                           bool
+	files                               []string // --files, both modes
 }
 
 func (c *clusterFlags) register(fs *pflag.FlagSet) {
@@ -32,6 +35,92 @@ func (c *clusterFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.driverCores, "driver-cores", 0, "cluster mode: cpus of the driver's task (default 1)")
 	fs.StringVar(&c.driverMemory, "driver-memory", "", "cluster mode: memory of the driver's task, e.g. 512m or 2g (default 1g)")
 	fs.StringVar(&c.tokenFile, "token-file", defaultTokenFile(), "cluster mode: file holding the dispatcher's token")
+	fs.StringSliceVar(&c.files, "files", nil, "comma-separated files every task can read (Spark's --files; flint.files): local paths or http(s) URLs; tasks open them with TaskContextOf(ctx).File(base name); in cluster mode local ones are uploaded to the dispatcher and placed in the driver's working directory too")
+}
+
+// isURL reports whether a --files entry is fetched by executors themselves.
+func isURL(f string) bool { return strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") }
+
+// clientFiles turns --files into flint.files for a driver that runs here:
+// local paths made absolute (the job binary may run elsewhere in the tree)
+// and checked, URLs as given.
+func clientFiles(files, conf []string) ([]string, error) {
+	if len(files) == 0 {
+		return conf, nil
+	}
+	if err := filesConfConflict(conf); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		if isURL(f) {
+			out = append(out, f)
+			continue
+		}
+		abs, err := localFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, abs)
+	}
+	return append(slices.Clone(conf), "flint.files="+strings.Join(out, ",")), nil
+}
+
+func filesConfConflict(conf []string) error {
+	for _, kv := range conf {
+		if strings.HasPrefix(kv, "flint.files=") {
+			return errors.New("submit: give files with --files or with --conf flint.files, not both")
+		}
+	}
+	return nil
+}
+
+// localFile checks that a --files path names a regular file and returns it
+// absolute.
+func localFile(f string) (string, error) {
+	abs, err := filepath.Abs(f)
+	if err != nil {
+		return "", fmt.Errorf("submit: --files %s: %w", f, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("submit: --files: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("submit: --files %s: not a regular file", f)
+	}
+	return abs, nil
+}
+
+// uploadFiles sends --files' local files to the dispatcher (content
+// addressed, as the program) and lists the http(s) ones in flint.files.
+func uploadFiles(ctx context.Context, client *dispatcher.Client, files []string, req *dispatcher.CreateRequest) error {
+	if len(files) == 0 {
+		return nil
+	}
+	if _, ok := req.FlintProperties["flint.files"]; ok {
+		return errors.New("submit: give files with --files or with --conf flint.files, not both")
+	}
+	var urls []string
+	for _, f := range files {
+		if isURL(f) {
+			urls = append(urls, f)
+			continue
+		}
+		abs, err := localFile(f)
+		if err != nil {
+			return err
+		}
+		res, err := client.Upload(ctx, abs)
+		if err != nil {
+			return fmt.Errorf("submit: --files %s: %w", f, err)
+		}
+		req.Files = append(req.Files, dispatcher.FileRef{Resource: res, Name: filepath.Base(abs)})
+	}
+	if len(urls) > 0 {
+		req.FlintProperties["flint.files"] = strings.Join(urls, ",")
+	}
+	return nil
 }
 
 // check refuses cluster-mode flags in client mode.
@@ -116,6 +205,9 @@ func clusterSubmit(ctx context.Context, o flint.DriverOptions, cf clusterFlags, 
 		if req.AppResource, err = client.Upload(ctx, program); err != nil {
 			return err
 		}
+	}
+	if err := uploadFiles(ctx, client, cf.files, &req); err != nil {
+		return err
 	}
 	id, err := client.Create(ctx, req)
 	if err != nil {

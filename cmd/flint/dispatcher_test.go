@@ -512,3 +512,66 @@ func runReadmeClusterSubmit(t *testing.T, submitArgs []string) {
 		t.Fatalf("driver stdout:\n%s", stdout)
 	}
 }
+
+// TestSubmitFiles: --files reaches the tasks (TaskContext.File) in client
+// mode, and in cluster mode the driver's working directory too, the local
+// files uploaded to the dispatcher; bad --files are one clear error each.
+func TestSubmitFiles(t *testing.T) {
+	job := testDriver(t)
+	dir, other := t.TempDir(), t.TempDir()
+	a, b, dup := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"), filepath.Join(other, "a.txt")
+	for p, v := range map[string]string{a: "alpha", b: "beta\n", dup: "other"} {
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := func(out string, driver bool) {
+		t.Helper()
+		for name, v := range map[string]string{"a.txt": "alpha", "b.txt": "beta\n"} {
+			want := []string{fmt.Sprintf("testdriver: task 0 read %s: %q", name, v), fmt.Sprintf("testdriver: task 1 read %s: %q", name, v)}
+			if driver {
+				want = append(want, fmt.Sprintf("testdriver: driver read %s: %q", name, v))
+			}
+			for _, w := range want {
+				if !strings.Contains(out, w+"\n") {
+					t.Fatalf("output lacks %q:\n%s", w, out)
+				}
+			}
+		}
+	}
+
+	t.Run("client mode", func(t *testing.T) {
+		out, errOut, code := runFlint(t, "submit", "--master", "local[2]", "--files", a+","+b, job, "files", "a.txt", "b.txt")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		reads(out, false)
+	})
+
+	work := t.TempDir()
+	c := &clusterEnv{t: t, master: startMesosLocalIn(t, work), home: t.TempDir(), store: t.TempDir()}
+	c.startDispatcher()
+	t.Run("cluster mode", func(t *testing.T) {
+		id := c.submit("--files", a+","+b, job, "files", "a.txt", "b.txt")
+		st := c.waitState(id, dispatcher.Finished)
+		reads(c.sandboxFile(work, st.TaskID, "stdout"), true)
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"--files", filepath.Join(dir, "nope.txt")}, "nope.txt: no such file or directory"},
+		{"a directory", []string{"--files", dir}, "not a regular file"},
+		{"both ways", []string{"--files", a, "--conf", "flint.files=" + b}, "give files with --files or with --conf flint.files, not both"},
+		{"two files of one name", []string{"--files", a + "," + dup}, `files[1].name "a.txt": the sandbox already has a file of that name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"submit", "--deploy-mode", "cluster", "--master", c.url()}, tc.args...), job, "files", "a.txt")
+			out, errOut, code := c.flint(args...)
+			if code == 0 || out != "" || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant a failure saying %q", code, out, errOut, tc.want)
+			}
+		})
+	}
+}

@@ -45,6 +45,11 @@ func submitCommand() *cobra.Command {
 			if cf.deployMode == "cluster" {
 				return clusterSubmit(cmd.Context(), o, cf, example, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
+			conf, err := clientFiles(cf.files, o.Conf)
+			if err != nil {
+				return flint.Usage(err, o.Help)
+			}
+			o.Conf = conf
 			if example != "" {
 				ex, err := examples.Lookup(example)
 				if err != nil {

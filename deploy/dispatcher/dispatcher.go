@@ -253,6 +253,11 @@ func (d *Dispatcher) Submit(req CreateRequest) (string, error) {
 			return "", err
 		}
 	}
+	for _, f := range spec.Files {
+		if _, err := d.cfg.Binaries.Path(strings.TrimPrefix(f.Resource, "sha256:")); err != nil {
+			return "", fmt.Errorf("file %s: %w", f.Name, err)
+		}
+	}
 	d.mu.Lock()
 	now := d.clock.Now()
 	id := NewID(now)

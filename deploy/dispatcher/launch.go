@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -55,6 +56,11 @@ func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res 
 	} else {
 		prog = mesos.CommandInfo_URI{Value: s.Resource}
 	}
+	extra, err := d.serveFiles(s.Files)
+	if err != nil {
+		return mesos.TaskInfo{}, err
+	}
+	files = append(files, extra...)
 	token, err := d.cfg.Files.Grant(grantOwner(taskID), grantTTL, files...)
 	if err != nil {
 		return mesos.TaskInfo{}, fmt.Errorf("dispatcher: fetch grant: %w", err)
@@ -64,6 +70,10 @@ func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res 
 	}
 	prog.Executable, prog.OutputFile = ptr(true), ptr(s.Name)
 	launcher := mesos.CommandInfo_URI{Value: d.launcher.URL + "?token=" + token, Executable: ptr(true), OutputFile: ptr(LauncherName), Cache: ptr(false)}
+	uris := []mesos.CommandInfo_URI{launcher, prog}
+	for i, fu := range extra {
+		uris = append(uris, mesos.CommandInfo_URI{Value: fu.URL + "?token=" + token, OutputFile: ptr(s.Files[i].Name), Cache: ptr(false)})
+	}
 	env, err := d.environment(s)
 	if err != nil {
 		return mesos.TaskInfo{}, err
@@ -83,6 +93,16 @@ func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res 
 	if props[appIDKey] == "" { // the page links the driver's event log by it
 		props[appIDKey] = taskID
 	}
+	if len(s.Files) > 0 { // in the sandbox, the driver's working directory; its tasks get them too
+		names := make([]string, 0, len(s.Files)+1)
+		if v := props[filesKey]; v != "" {
+			names = append(names, v)
+		}
+		for _, f := range s.Files {
+			names = append(names, f.Name)
+		}
+		props[filesKey] = strings.Join(names, ",")
+	}
 	s.Properties = props
 	args = append(args, DriverArgs(s, d.cfg.DriverMaster, r.ID)...)
 	return mesos.TaskInfo{
@@ -94,7 +114,7 @@ func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res 
 			Shell:       ptr(false),
 			Value:       ptr("./" + LauncherName),
 			Arguments:   args,
-			URIs:        []mesos.CommandInfo_URI{launcher, prog},
+			URIs:        uris,
 			Environment: env,
 		},
 		Labels: &mesos.Labels{Labels: []mesos.Label{{Key: "flint.dispatcher.submission", Value: ptr(r.ID)}}},
@@ -207,6 +227,10 @@ const driverFrameworkKey = "flint.mesos.driver.frameworkId"
 // sets one, so that the page links each attempt's event log
 // (<history>/history/<task id>/jobs/).
 const appIDKey = "flint.app.id"
+
+// filesKey lists the files every task can read (Spark's spark.files): the
+// submission's http(s) ones, then its uploaded ones by their sandbox names.
+const filesKey = "flint.files"
 
 // driverFrameworkLocked is the framework id a supervised driver's next attempt
 // subscribes with: the previous attempt's while the master still has that
@@ -391,4 +415,22 @@ func (r Record) appID() string {
 		return id
 	}
 	return r.TaskID
+}
+
+// serveFiles publishes a submission's uploaded files on the file server
+// (each fetched under the grant of the driver's task only).
+func (d *Dispatcher) serveFiles(refs []FileRef) ([]fileserver.FileURL, error) {
+	var out []fileserver.FileURL
+	for _, f := range refs {
+		path, err := d.cfg.Binaries.Path(strings.TrimPrefix(f.Resource, "sha256:"))
+		if err != nil {
+			return nil, fmt.Errorf("dispatcher: file %s: %w", f.Name, err)
+		}
+		fu, err := d.cfg.Files.AddFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("dispatcher: serving file %s: %w", f.Name, err)
+		}
+		out = append(out, fu)
+	}
+	return out, nil
 }

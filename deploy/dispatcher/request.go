@@ -38,7 +38,17 @@ type CreateRequest struct {
 	AppArgs              []string          `json:"appArgs"`
 	FlintProperties      map[string]string `json:"flintProperties"`
 	EnvironmentVariables map[string]string `json:"environmentVariables"`
-	ClientFlintVersion   string            `json:"clientFlintVersion"`
+	// Files are uploaded files (flint submit --files, Spark's --files) placed
+	// in the driver's sandbox and added for its tasks (flint.files).
+	Files              []FileRef `json:"files,omitempty"`
+	ClientFlintVersion string    `json:"clientFlintVersion"`
+}
+
+// FileRef is a file uploaded with a submission: its content's SHA-256
+// (sha256:<hex>, from /v1/binaries) and the name it has in the sandbox.
+type FileRef struct {
+	Resource string `json:"resource"`
+	Name     string `json:"name"`
 }
 
 // CreateResponse answers a create (Spark's CreateSubmissionResponse).
@@ -93,6 +103,7 @@ type Spec struct {
 	Properties    map[string]string `json:"properties,omitempty"` // non-secret flint.* settings for the driver
 	Secrets       map[string]string `json:"secrets,omitempty"`    // secret settings, sealed (secrets.go)
 	Env           map[string]string `json:"env,omitempty"`
+	Files         []FileRef         `json:"files,omitempty"` // uploaded files for the sandbox and the tasks
 	Supervise     bool              `json:"supervise,omitempty"`
 	Cores         float64           `json:"cores"`
 	MemMB         float64           `json:"memMB"`
@@ -230,6 +241,7 @@ func (req CreateRequest) Validate(seal func(string) (string, error)) (Spec, erro
 		}
 	}
 	s.Env = req.EnvironmentVariables
+	s.Files, errs = req.files(s.Name, errs)
 	errs = append(errs, s.readProperties(req.FlintProperties, seal)...)
 	return s, errors.Join(errs...)
 }
@@ -350,4 +362,23 @@ func encodeJSON(v any) []byte {
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 	return buf.Bytes()
+}
+
+// files checks the uploaded files: each an uploaded content with a plain
+// name, unique, neither the program's nor the launcher's.
+func (req CreateRequest) files(program string, errs []error) ([]FileRef, []error) {
+	seen := map[string]bool{program: true, LauncherName: true}
+	for i, f := range req.Files {
+		if sha, ok := strings.CutPrefix(f.Resource, "sha256:"); !ok || !shaRE.MatchString(sha) {
+			errs = append(errs, fmt.Errorf("%w: files[%d].resource %q: want sha256: and 64 lower-case hex digits of an uploaded file", ErrBadRequest, i, f.Resource))
+		}
+		switch {
+		case !nameRE.MatchString(f.Name) || f.Name == "." || f.Name == "..":
+			errs = append(errs, fmt.Errorf("%w: files[%d].name %q: want a plain file name (letters, digits, . _ + -)", ErrBadRequest, i, f.Name))
+		case seen[f.Name]:
+			errs = append(errs, fmt.Errorf("%w: files[%d].name %q: the sandbox already has a file of that name (the program, the launcher or another file)", ErrBadRequest, i, f.Name))
+		}
+		seen[f.Name] = true
+	}
+	return req.Files, errs
 }

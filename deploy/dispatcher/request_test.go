@@ -65,13 +65,17 @@ func TestValidate(t *testing.T) {
 func TestValidateReportsEveryProblem(t *testing.T) {
 	req := CreateRequest{Action: "CreateSubmissionRequest", AppResource: "ftp://x/y", AppResourceSHA256: "abc",
 		FlintProperties:      map[string]string{"flint.nosuch": "1", "flint.driver.cores": "-1", "flint.master": "local", "flint.authenticate.secret": "short"},
-		EnvironmentVariables: map[string]string{"FLINT_MASTER": "x", "1x": "y"}}
+		EnvironmentVariables: map[string]string{"FLINT_MASTER": "x", "1x": "y"},
+		Files: []FileRef{{Resource: "sha256:abc", Name: "ok.txt"}, {Resource: "sha256:" + sha, Name: "../up"},
+			{Resource: "sha256:" + sha, Name: "ok.txt"}, {Resource: "sha256:" + sha, Name: LauncherName}}}
 	_, err := req.Validate(fakeSeal)
 	if !errors.Is(err, ErrBadRequest) {
 		t.Fatalf("%v", err)
 	}
 	for _, want := range []string{`appResource "ftp://x/y"`, `appResourceSha256 "abc"`, "flint.nosuch", "flint.driver.cores",
-		"flint.master: the dispatcher sets", "FLINT_MASTER: set Flint's settings", `"1x" is not a variable name`} {
+		"flint.master: the dispatcher sets", "FLINT_MASTER: set Flint's settings", `"1x" is not a variable name`,
+		`files[0].resource "sha256:abc"`, `files[1].name "../up": want a plain file name`, `files[2].name "ok.txt": the sandbox already has`,
+		`files[3].name "` + LauncherName + `": the sandbox already has`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}

@@ -10,6 +10,9 @@
 //	              as when a driver crashes); when it does: succeed
 //	until FILE    succeed once FILE exists (checked every 100 ms): a driver the test
 //	              ends when it chooses
+//	files NAME…   print what the driver reads from ./NAME in its working directory (if
+//	              there) and what two tasks read from TaskContext.File(NAME), for each NAME
+//	              (flint submit --files)
 package main
 
 import (
@@ -71,6 +74,8 @@ func main() {
 				case <-time.After(100 * time.Millisecond):
 				}
 			}
+		case "files":
+			return printFiles(ctx, fc, args[1:])
 		case "once":
 			if len(args) < 2 {
 				return errors.New("testdriver: once needs a marker file")
@@ -86,4 +91,30 @@ func main() {
 		}
 		return fmt.Errorf("testdriver: unknown mode %q", args[0])
 	})
+}
+
+// readFile is a task reading an added file by its name.
+var readFile = framework.Register("testdriver.readFile", func(ctx context.Context, name string) (string, error) {
+	p, err := framework.TaskContextOf(ctx).File(name)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(p)
+	return string(b), err
+})
+
+func printFiles(ctx context.Context, fc *framework.Context, names []string) error {
+	for _, n := range names {
+		if b, err := os.ReadFile(n); err == nil {
+			fmt.Printf("testdriver: driver read %s: %q\n", n, b)
+		}
+		out, err := framework.Map(ctx, fc, readFile, []string{n, n})
+		if err != nil {
+			return err
+		}
+		for i, v := range out {
+			fmt.Printf("testdriver: task %d read %s: %q\n", i, n, v)
+		}
+	}
+	return nil
 }

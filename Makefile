@@ -98,8 +98,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20000x ./coarse/gateway/
 	$(GO) test -run '^$$' -bench . ./coarse/ ./deploy/embedded/ ./uri/
 	$(GO) test -run '^$$' -bench Pair -benchtime 200000x ./framework/recordcodec/
-	$(GO) test -run '^$$' -bench Writer -benchtime 3x ./executor/shuffle/
-	$(GO) test -run '^$$' -bench Shuffle -benchtime 1x ./executor/shufflefetch/
+	$(GO) test -run '^$$' -bench Writer -benchtime 3x ./shuffle/
+	$(GO) test -run '^$$' -bench Shuffle -benchtime 1x ./shuffle/shufflefetch/
 	$(GO) test -run '^$$' -bench EmptyTasksUI -benchtime 3x ./framework/
 	$(GO) test -run '^$$' -bench FoldTask -benchmem -benchtime 300000x ./framework/uistore/
-	$(GO) test -c -o $(BIN)/shuffle.test ./executor/shuffle/ && $(BIN)/shuffle.test -test.run '^$$' -test.bench SortFourTimes -test.benchtime 1x
+	$(GO) test -c -o $(BIN)/shuffle.test ./shuffle/ && $(BIN)/shuffle.test -test.run '^$$' -test.bench SortFourTimes -test.benchtime 1x

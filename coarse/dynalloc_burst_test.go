@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/coarse"
-	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/allocation"
 	"github.com/flint-mesos/flint/framework/config"
@@ -23,6 +22,7 @@ import (
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/internal/testkit/indeterminatecheck"
 	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/shuffle/shuffleservice"
 )
 
 // burstIn is the bursty job's input: n records, and the gate files its map

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/internal/testkit/indeterminatecheck"
 	"github.com/flint-mesos/flint/internal/testkit/mesostest"
+	"github.com/flint-mesos/flint/shuffle/shuffleservice"
 )
 
 // sumByKey sums numbers by key across a shuffle: 6 map tasks, 4 reducers.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -87,7 +86,7 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 			}
 			return
 		}
-		ctx = files.NewContext(ctx, v)
+		ctx = task.WithFiles(ctx, v)
 	}
 	start := r.cfg.Now()
 	var m task.Metrics

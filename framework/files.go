@@ -16,8 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/uri"
 )
@@ -72,7 +72,7 @@ func (c *Context) AddDir(dir string) error {
 		return fmt.Errorf("framework: add dir %s: not a directory (use AddFile)", dir)
 	}
 	name := filepath.Base(abs)
-	if err := files.ValidName(name); err != nil {
+	if err := task.ValidFileName(name); err != nil {
 		return fmt.Errorf("framework: add dir %s: %w", dir, err)
 	}
 	c.filesMu.Lock()
@@ -126,7 +126,7 @@ func (c *Context) refOf(pathOrURL string, extract bool) (*backend.File, error) {
 		switch strings.ToLower(u.Scheme) {
 		case "http", "https":
 			name, err := url.PathUnescape(path.Base(u.Path))
-			if err != nil || files.ValidName(name) != nil || strings.HasSuffix(u.Path, "/") {
+			if err != nil || task.ValidFileName(name) != nil || strings.HasSuffix(u.Path, "/") {
 				return nil, fmt.Errorf("the URL names no file")
 			}
 			raw, sum, err := uri.SplitChecksum(pathOrURL)
@@ -154,7 +154,7 @@ func (c *Context) refOf(pathOrURL string, extract bool) (*backend.File, error) {
 		return nil, errors.New("not a regular file")
 	}
 	name := filepath.Base(abs)
-	if err := files.ValidName(name); err != nil {
+	if err := task.ValidFileName(name); err != nil {
 		return nil, err
 	}
 	return c.localRef(abs, name, extract)
@@ -338,12 +338,12 @@ func TaskContextOf(ctx context.Context) TaskContext { return TaskContext{ctx: ct
 // SparkFiles.get. It fails for a name not added before the task's stage
 // was submitted.
 func (t TaskContext) File(name string) (string, error) {
-	v, ok := files.FromContext(t.ctx)
+	v, ok := task.FilesFrom(t.ctx)
 	if !ok {
 		if TaskConfig(t.ctx) == nil {
 			return "", fmt.Errorf("framework: file %q: not a task's context", name)
 		}
-		v = files.View{}
+		v = task.Files{}
 	}
 	p, err := v.File(name)
 	if err != nil {

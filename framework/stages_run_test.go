@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/driver"
@@ -23,6 +22,7 @@ import (
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/internal/driverseam"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
 )
 
 // sumsJob: the numbers 0..39 in 4 partitions, shuffled by n%3 (shuffle 0),

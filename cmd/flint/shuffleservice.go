@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flint-mesos/flint/executor/shuffleservice"
+	"github.com/flint-mesos/flint/shuffle/shuffleservice"
 )
 
 // shuffleServiceOptions are `flint shuffle-service`'s flags.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/internal/testkit/waitfor"
+	"github.com/flint-mesos/flint/shuffle/shuffleservice"
 )
 
 // `flint shuffle-service` publishes its address in its directory while

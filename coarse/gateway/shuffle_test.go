@@ -11,15 +11,15 @@ import (
 
 	"github.com/flint-mesos/flint/coarse/gateway"
 	"github.com/flint-mesos/flint/executor/coarseexec"
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleblock"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
-	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/recordcodec"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/proto/flintpb"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
 )
 
 // mapOut is what the test's map task returns: its map status.

@@ -16,9 +16,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flint-mesos/flint/executor"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/internal/uuid"
 	"github.com/flint-mesos/flint/proto/flintpb"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // client is the executor's connection state across sessions (streams).

@@ -13,10 +13,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/contract"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // Defaults of Config fields left zero.

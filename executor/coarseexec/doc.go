@@ -59,7 +59,7 @@
 // Shuffle: when the registration answer's settings carry the shuffle's
 // (shuffleenv.Properties: application id, the application's shuffle token,
 // memory, codec, fetch limits), the executor starts its shuffle
-// (executor/shuffleenv): a store in its own directory under
+// (shuffle/shuffleenv): a store in its own directory under
 // flint.local.dir or the sandbox and a TLS shuffle server on Config.Host.
 // Every task finds it in its context (shuffleenv.FromContext); its map
 // statuses name the server's address. Exiting deletes the directory.

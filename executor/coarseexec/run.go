@@ -21,11 +21,11 @@ import (
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/executor/files"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/config/jobconf"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/proto/flintpb"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // Sentinel errors; test with errors.Is.

@@ -14,7 +14,7 @@
 // are fetched with the task's files token as a Bearer header sent to that
 // server only; remote URLs are fetched as given, with no credential.
 //
-// Prepare returns the task's View (name → local path), which the runtime
-// puts into the task's context (NewContext); task code reads it through
-// framework.TaskContextOf(ctx).File(name).
+// Prepare returns the task's task.Files (name → local path), which the
+// runtime puts into the task's context (task.WithFiles); task code reads it
+// through framework.TaskContextOf(ctx).File(name).
 package files

@@ -11,14 +11,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/internal/backoff"
 	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/proto/flintpb"
@@ -33,8 +32,6 @@ var (
 	ErrChecksum = errors.New("files: SHA-256 mismatch")
 	// ErrConflict: a file of that name with other content is already here.
 	ErrConflict = errors.New("files: another file of that name is here already")
-	// ErrNotListed: the task's description did not list the file.
-	ErrNotListed = errors.New("files: no such file for this task")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("files: store closed")
 )
@@ -114,60 +111,14 @@ func New(cfg Config) *Store {
 	return &Store{cfg: cfg, log: log.WithField("component", "files"), entries: map[string]*entry{}}
 }
 
-// View is the files of one task: name → absolute local path (a file, or a
-// directory for an extracted archive or an added directory).
-type View map[string]string
-
-// File returns the local path of the added file name.
-func (v View) File(name string) (string, error) {
-	if p, ok := v[name]; ok {
-		return p, nil
-	}
-	names := make([]string, 0, len(v))
-	for n := range v {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return "", fmt.Errorf("%w: %q: no file was added before this task's stage was submitted (Context.AddFile)", ErrNotListed, name)
-	}
-	return "", fmt.Errorf("%w: %q was not added before this task's stage was submitted; the task has %s", ErrNotListed, name, strings.Join(names, ", "))
-}
-
-type viewKey struct{}
-
-// NewContext returns ctx carrying v.
-func NewContext(ctx context.Context, v View) context.Context {
-	return context.WithValue(ctx, viewKey{}, v)
-}
-
-// FromContext returns the View in ctx; false when ctx carries none (not a
-// task's context, or a task that was sent no files).
-func FromContext(ctx context.Context) (View, bool) {
-	v, ok := ctx.Value(viewKey{}).(View)
-	return v, ok
-}
-
-// ValidName reports whether name can name an added file: a single path
-// element, not "." or "..", no NUL.
-func ValidName(name string) error {
-	switch {
-	case name == "", name == ".", name == "..":
-		return fmt.Errorf("files: %q is not a file name", name)
-	case strings.ContainsAny(name, "/\\\x00"):
-		return fmt.Errorf("files: %q is not a file name (no path separators)", name)
-	}
-	return nil
-}
-
 // Prepare makes every file of refs present and returns the task's view.
 // token is the task's files token, presented to the driver's file server
 // for the refs it serves. A file is fetched once: another task's fetch in
 // progress is waited for, a file already here is used as it is. It fails
 // when a file cannot be fetched after the configured attempts, when its
 // content is not what the driver listed, or when ctx ends.
-func (s *Store) Prepare(ctx context.Context, refs []*flintpb.FileRef, token string) (View, error) {
-	v := make(View, len(refs))
+func (s *Store) Prepare(ctx context.Context, refs []*flintpb.FileRef, token string) (task.Files, error) {
+	v := make(task.Files, len(refs))
 	for _, ref := range refs {
 		p, err := s.ensure(ctx, ref, token)
 		if err != nil {
@@ -179,7 +130,7 @@ func (s *Store) Prepare(ctx context.Context, refs []*flintpb.FileRef, token stri
 }
 
 func (s *Store) ensure(ctx context.Context, ref *flintpb.FileRef, token string) (string, error) {
-	if err := ValidName(ref.Name); err != nil {
+	if err := task.ValidFileName(ref.Name); err != nil {
 		return "", err
 	}
 	for {
@@ -370,7 +321,7 @@ func (p permanent) Unwrap() error { return p.error }
 
 func stagedName(ref *flintpb.FileRef) string {
 	if u, err := url.Parse(ref.Uri); err == nil {
-		if b := path.Base(u.Path); ValidName(b) == nil && b != "/" {
+		if b := path.Base(u.Path); task.ValidFileName(b) == nil && b != "/" {
 			return b
 		}
 	}

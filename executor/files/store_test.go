@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/executor/files"
+	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -67,7 +68,7 @@ func TestFetchedOnceWithTokenAndChecksum(t *testing.T) {
 	defer st.Close()
 	ref := &flintpb.FileRef{Name: "data.txt", Uri: s.URL + "/f/data.txt", Sha256: sum("hello"), Served: true}
 	var wg sync.WaitGroup
-	views := make([]files.View, 8)
+	views := make([]task.Files, 8)
 	errs := make([]error, 8)
 	for i := range views {
 		wg.Add(1)
@@ -95,7 +96,7 @@ func TestFetchedOnceWithTokenAndChecksum(t *testing.T) {
 	if s.auths[0] != "Bearer tok-0123456789abcdef" {
 		t.Fatalf("served file fetched with Authorization %q", s.auths[0])
 	}
-	if _, err := views[0].File("other"); !errors.Is(err, files.ErrNotListed) || !strings.Contains(err.Error(), "data.txt") {
+	if _, err := views[0].File("other"); !errors.Is(err, task.ErrFileNotListed) || !strings.Contains(err.Error(), "data.txt") {
 		t.Fatalf("File(other): %v", err)
 	}
 	// the same name with other content: refused

@@ -62,7 +62,7 @@
 // answered TASK_LOST, which the driver retries without counting a failure.
 //
 // Shuffle: Settings.Shuffle (shuffleenv.Properties) gives the executor a
-// shuffle (executor/shuffleenv): a store under flint.local.dir or the
+// shuffle (shuffle/shuffleenv): a store under flint.local.dir or the
 // sandbox and a TLS shuffle server on the address that routes to the
 // driver, reported at the agent's host name; tasks find it in their
 // context. While it holds committed map outputs the executor does not exit

@@ -15,10 +15,10 @@ import (
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/executor/files"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/config/jobconf"
 	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/proto/flintpb"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // events handles one subscription's events until it ends.

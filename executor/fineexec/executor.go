@@ -23,10 +23,10 @@ import (
 
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/logging"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/internal/uuid"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // Sentinel errors; test with errors.Is.

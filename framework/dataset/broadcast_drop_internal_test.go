@@ -8,8 +8,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // keptNames is, per key, the name of keptBroadcast's broadcast.

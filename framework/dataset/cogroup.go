@@ -1,8 +1,8 @@
 package dataset
 
 import (
-	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
 )
 
 // Grouped is a key's values from both sides of a CoGroup.

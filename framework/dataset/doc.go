@@ -62,14 +62,14 @@
 // reflection per record. Wide operations (ReduceByKey, AggregateByKey,
 // CombineByKey, GroupByKey, Distinct, CoGroup and the joins, SortByKey,
 // PartitionBy, Repartition) end a stage: its map tasks write sorted,
-// compressed shuffle files through executor/shuffle, records encoded by
+// compressed shuffle files through package shuffle, records encoded by
 // codecs chosen at build time (framework/recordcodec), keys partitioned by
 // a fixed-seed hash or by range bounds sampled from the input; reducers
 // merge the blocks of every map output. Each action is a job of stages on
 // the Context's driver (driver.Driver.RunStages, reached through
 // internal/driverseam): the driver loop's DAG core
 // plans it, its tasks run on the executors as the job's stage task
-// function against the executor's shuffle (executor/shuffleenv: files
+// function against the executor's shuffle (shuffle/shuffleenv: files
 // served to reducers on other hosts over the executor's TLS shuffle
 // server, fetched under the in-flight limits and merged in bounded
 // memory; read from disk on the same host, as in local mode), and map

@@ -3,10 +3,10 @@ package dataset
 import (
 	"fmt"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // taskEnv is what one task's pipeline reads and writes shuffles with: the

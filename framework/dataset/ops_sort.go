@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
 )
 
 // RepartitionAndSortWithinPartitions moves each record to the partition

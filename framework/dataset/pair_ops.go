@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
 )
 
 // CombineByKeyWith is CombineByKey with an explicit partitioner (over keys

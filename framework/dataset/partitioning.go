@@ -5,9 +5,9 @@ import (
 	"io"
 	"sort"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
 )
 
 // partitioning is how a keyed dataset's records are placed: every record

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // A task's payload is its jobWire: the job's arguments, its frozen values

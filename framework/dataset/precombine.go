@@ -3,8 +3,8 @@ package dataset
 import (
 	"unsafe"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
 )
 
 // precombiner is a map task's front combiner for comparable keys: records

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // taskOutput is what a task returns as its Output.Value: a result task's

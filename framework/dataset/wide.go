@@ -7,10 +7,10 @@ import (
 	"io"
 	"math"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/recordcodec"
 	"github.com/flint-mesos/flint/internal/driverseam"
+	"github.com/flint-mesos/flint/shuffle"
 )
 
 // shuffleDef is the write side of a wide dependency: how a map task turns

@@ -7,11 +7,11 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/executor"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // ExecutorID and Host name the single in-process executor, as in Spark.

@@ -15,10 +15,10 @@ import (
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework"
 	_ "github.com/flint-mesos/flint/framework/local"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -18,11 +18,11 @@
 //
 // A Runner (the dataset layer, or a test) registered under the job's name
 // with Register runs a task's pipeline against the executor's shuffle
-// (executor/shuffleenv, which every executor holds: the local backend's,
+// (shuffle/shuffleenv, which every executor holds: the local backend's,
 // coarse and fine executors'): Shuffle is its byte-level view (EnvShuffle)
 // — Create opens a map output for writing, Open merges a reduce
 // partition's blocks, same-host ones read from disk and the others
-// fetched from their executors' servers (executor/shufflefetch). Runners
+// fetched from their executors' servers (shuffle/shufflefetch). Runners
 // needing typed writers use the executor's shuffleenv.Env itself
 // (shuffleenv.FromContext). driver.Driver.RunStages runs a job of
 // stages this way through the driver loop's DAG core in every mode.

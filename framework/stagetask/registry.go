@@ -7,10 +7,10 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // FunctionPrefix starts the name of every job's stage task function:

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // WriteSpec says how to write one map output.

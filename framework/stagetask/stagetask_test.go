@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flint-mesos/flint/executor/shuffleblock"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
 	"github.com/flint-mesos/flint/framework/mapoutput"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 var (

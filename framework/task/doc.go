@@ -14,7 +14,9 @@
 // A running task reports figures the executor sends the driver with its
 // result through MetricsFrom(ctx): the executor runtime puts a Metrics in
 // every task's context (the dataset layer adds its shuffle writes and
-// reads; they reach the driver's TaskEnd events).
+// reads; they reach the driver's TaskEnd events). The files a task was
+// sent (Files: name → local path) are in its context the same way
+// (WithFiles by the runtime, FilesFrom for framework.TaskContext.File).
 //
 // Invoke does not recover panics: the executor runtime does, so that it can
 // capture the stack. Errors wrap the sentinels ErrUnknownFunction,

@@ -16,6 +16,7 @@ var machinery = []string{
 	"github.com/flint-mesos/flint/coarse",
 	"github.com/flint-mesos/flint/fine",
 	"github.com/flint-mesos/flint/proto",
+	"github.com/flint-mesos/flint/shuffle",
 	"github.com/flint-mesos/flint/internal",
 	"runtime", "sync", "testing",
 }

@@ -4,6 +4,6 @@
 // derived from the application secret, the shuffle memory from the
 // configuration, and DriverProperties, what the Mesos backends send every
 // executor. The executor reads the properties back into its shuffle
-// environment (executor/shuffleenv.SettingsFromProperties); the backends
+// environment (shuffle/shuffleenv.SettingsFromProperties); the backends
 // import this package, not the executor's.
 package shuffleconf

@@ -36,7 +36,7 @@ const (
 )
 
 // ServiceAPIPrefix starts an agent's shuffle service's own requests
-// (executor/shuffleservice): POST <prefix><app>/heartbeat keeps the
+// (shuffle/shuffleservice): POST <prefix><app>/heartbeat keeps the
 // application's files, DELETE <prefix><app> removes them.
 const ServiceAPIPrefix = "/shuffle-service/v1/apps/"
 

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 // benchWriter writes n small (word, count) records per iteration through

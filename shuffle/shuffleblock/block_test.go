@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flint-mesos/flint/executor/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 type rec struct{ k, v string }

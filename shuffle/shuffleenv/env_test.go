@@ -17,14 +17,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flint-mesos/flint/contract"
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleblock"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
-	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/recordcodec"
 	"github.com/flint-mesos/flint/internal/localip"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 // Config is one map task's output.

@@ -16,10 +16,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
 	"github.com/sirupsen/logrus"
 )
 

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffleblock"
-	"github.com/flint-mesos/flint/executor/shuffleenv"
-	"github.com/flint-mesos/flint/executor/shuffleserver"
-	"github.com/flint-mesos/flint/executor/shuffleservice"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shuffleenv"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
+	"github.com/flint-mesos/flint/shuffle/shuffleservice"
 )
 
 func startWithService(t *testing.T, id, host, serviceDir string) (*shuffleenv.Env, error) {

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/flint-mesos/flint/executor/shuffleserver"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
 )
 
 // InfoFile is the file in the service's directory that says where it

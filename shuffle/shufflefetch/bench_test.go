@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleblock"
-	"github.com/flint-mesos/flint/executor/shufflefetch"
-	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework/mapoutput"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shufflefetch"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
 )
 
 // benchBytes is FLINT_BENCH_SHUFFLE_MB (default 256) MiB.

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 // sortedBlock encodes records (sorted here) as one block.

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
 	"github.com/flint-mesos/flint/framework/tlspin"
+	"github.com/flint-mesos/flint/shuffle"
 	"github.com/sirupsen/logrus"
 )
 

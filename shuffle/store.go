@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/flint-mesos/flint/executor/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 // ErrNoOutput is wrapped when a map output is not in the store: never

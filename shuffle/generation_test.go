@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
+	"github.com/flint-mesos/flint/shuffle"
 )
 
 // The first commit of a map output wins within a generation (attempts of

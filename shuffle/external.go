@@ -6,8 +6,8 @@ import (
 	"iter"
 	"os"
 
-	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 // ExternalMerge merges sorted streams with at most fanIn of them open at

@@ -17,15 +17,15 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/contract"
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleblock"
-	"github.com/flint-mesos/flint/executor/shufflefetch"
-	"github.com/flint-mesos/flint/executor/shuffleserver"
-	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shufflefetch"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
+	"github.com/flint-mesos/flint/shuffle/shuffleservice"
 )
 
 // Settings are an executor's shuffle settings.

@@ -3,7 +3,7 @@ package shufflefetch
 import (
 	"context"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
+	"github.com/flint-mesos/flint/shuffle"
 )
 
 // Reader is a reduce partition's records, merged: sorted by key when the

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffleblock"
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/config/shuffleconf"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 // Properties an executor's launch settings carry for its shuffle: the

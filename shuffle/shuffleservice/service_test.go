@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleserver"
-	"github.com/flint-mesos/flint/executor/shuffleservice"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/internal/testkit/waitfor"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
+	"github.com/flint-mesos/flint/shuffle/shuffleservice"
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
 )

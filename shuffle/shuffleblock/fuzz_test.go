@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/flint-mesos/flint/executor/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 // FuzzReader: arbitrary bytes are records or an error, never a panic; what

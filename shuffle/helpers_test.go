@@ -8,8 +8,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shuffleblock"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 	"go.uber.org/goleak"
 )
 

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flint-mesos/flint/executor/shuffle"
-	"github.com/flint-mesos/flint/executor/shufflefetch"
-	"github.com/flint-mesos/flint/executor/shuffleserver"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/shuffle"
+	"github.com/flint-mesos/flint/shuffle/shufflefetch"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
 )

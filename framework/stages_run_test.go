@@ -293,7 +293,7 @@ func TestDiamondShowsStagesSideBySide(t *testing.T) {
 		return active == 2
 	})
 	ex := fc.ExplainStage(2)
-	if ex.State != dagscheduler.StageWaiting || !slices.Equal(ex.WaitingOn, []int{0, 1}) {
+	if ex.State != framework.StageWaiting || !slices.Equal(ex.WaitingOn, []int{0, 1}) {
 		t.Fatalf("join stage: %+v", ex)
 	}
 	if !strings.Contains(ex.Detail, "waits on stage 0, 1") {

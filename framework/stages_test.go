@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/framework/dagscheduler"
 )
 
 var (
@@ -28,7 +27,7 @@ func TestJobsRunAsStagesOfTheDAGCore(t *testing.T) {
 	if _, err := framework.Map(context.Background(), fc, square, ints(3)); err != nil {
 		t.Fatal(err)
 	}
-	if ex := fc.ExplainStage(0); ex.State != dagscheduler.StageUnknown || ex.Detail != "no active stage 0" {
+	if ex := fc.ExplainStage(0); ex.State != framework.StageUnknown || ex.Detail != "no active stage 0" {
 		t.Fatalf("a finished job's stage: %+v", ex)
 	}
 	held.Store(0)
@@ -37,7 +36,7 @@ func TestJobsRunAsStagesOfTheDAGCore(t *testing.T) {
 	go func() { _, err := framework.Map(ctx, fc, hold, ints(5)); errc <- err }()
 	waitFor(t, func() bool { return held.Load() == 2 })
 	ex := fc.ExplainStage(1)
-	if ex.State != dagscheduler.StageRunning || ex.Kind != dagscheduler.ResultTask || !slices.Equal(ex.Missing, []int{0, 1, 2, 3, 4}) ||
+	if ex.State != framework.StageRunning || ex.Kind != framework.ResultStage || !slices.Equal(ex.Missing, []int{0, 1, 2, 3, 4}) ||
 		!slices.Equal(ex.Jobs, []int64{1}) || ex.Attempt != 0 {
 		t.Fatalf("running stage: %+v", ex)
 	}
@@ -48,7 +47,7 @@ func TestJobsRunAsStagesOfTheDAGCore(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want cancellation", err)
 	}
-	if ex := fc.ExplainStage(1); ex.State != dagscheduler.StageUnknown {
+	if ex := fc.ExplainStage(1); ex.State != framework.StageUnknown {
 		t.Fatalf("a cancelled job's stage is still known: %+v", ex)
 	}
 }

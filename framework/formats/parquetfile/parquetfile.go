@@ -136,13 +136,15 @@ func readSplit[T any](ctx context.Context, s split, keep func(*T) bool, emit fun
 	if err != nil {
 		return fmt.Errorf("parquetfile: %s: %w", s.File.Path, err)
 	}
+	// One batch for the whole split: a batch is valid only during emit (the dataset
+	// contract), so it is read into again — a fresh one per 1,024 rows cost allocation and GC.
+	buf := make([]T, batchSize)
 	for _, g := range s.RowGroups {
 		if g >= len(pf.RowGroups()) {
 			return task.NotRetryable(fmt.Errorf("parquetfile: %s has %d row groups, the plan reads group %d", s.File.Path, len(pf.RowGroups()), g))
 		}
 		r := parquet.NewGenericRowGroupReader[T](pf.RowGroups()[g])
 		for {
-			buf := make([]T, batchSize)
 			n, err := r.Read(buf)
 			out := buf[:n]
 			if keep != nil {

@@ -36,10 +36,12 @@ func (c *driverCore) setAllocation(cfg allocation.Config) error {
 func (c *driverCore) stepAllocation(now time.Time) {
 	d := c.alloc.Step(now, c.allocSnapshot())
 	for _, why := range d.Reasons {
-		if strings.HasPrefix(why, "keep ") {
-			c.log.Debugf("dynamic allocation: %s", why)
-		} else {
+		// a changed target and a release at Info; what repeats every
+		// step (kept executors, a backlog at maxExecutors) at Debug
+		if d.Changed && strings.HasPrefix(why, "target ") || strings.HasPrefix(why, "release ") {
 			c.log.Infof("dynamic allocation: %s", why)
+		} else {
+			c.log.Debugf("dynamic allocation: %s", why)
 		}
 	}
 	if c.allocSent && !d.Changed && len(d.Release) == 0 {

@@ -401,3 +401,45 @@ func TestDynamicAllocationBadSettingsOneError(t *testing.T) {
 		}
 	}
 }
+
+// A backlog that comes and goes faster than executorIdleTimeout causes no
+// launch/kill thrash: six bursts of 8 tasks of 150 ms, 30 s apart on the
+// driver's clock (idle timeout 60 s), run on at most maxExecutors (4)
+// executors launched in all, none released.
+func TestDynamicAllocationOscillatingBacklogDoesNotThrash(t *testing.T) {
+	c := startCluster(t, clusterOpts{})
+	clk := &jumpClock{}
+	r, err := newRunWith(t, mesosURL(c), []framework.Option{framework.WithClock(clk.now)}, "flint.executor.cores=1",
+		"flint.dynamicAllocation.enabled=true", "flint.dynamicAllocation.maxExecutors=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &allocWatch{mapStage: -1, removed: map[string]string{}, ran: map[string]bool{}}
+	r.fc.AddListener(w)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for burst := range 6 {
+		out, err := framework.Map(ctx, r.fc, nap, ints(8))
+		if err != nil {
+			t.Fatalf("burst %d: %v", burst, err)
+		}
+		for i, v := range out {
+			if v != 2*i {
+				t.Fatalf("burst %d: result %d = %d, want %d", burst, i, v, 2*i)
+			}
+		}
+		clk.jump(30 * time.Second)
+	}
+	if err := r.fc.Stop(context.Background()); err != nil { // delivers every event
+		t.Fatal(err)
+	}
+	added, removed := w.snapshot()
+	if len(added) == 0 || len(added) > 4 {
+		t.Errorf("%d executors launched over 6 bursts: %v; want 1 to maxExecutors (4)", len(added), added)
+	}
+	for id, why := range removed {
+		if strings.HasPrefix(why, "released by dynamic allocation") {
+			t.Errorf("executor %s released between bursts 30 s apart (idle timeout 60 s): %s", id, why)
+		}
+	}
+}

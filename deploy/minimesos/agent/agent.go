@@ -57,6 +57,12 @@ type Config struct {
 	// value secrets only; containerizer.DirSecretResolver is a file-backed
 	// store that resolves references too).
 	SecretResolver containerizer.SecretResolver
+	// Containerizers are the agent's containerizers, as Mesos'
+	// --containerizers: "mesos" (processes; the default) and "docker"
+	// (DOCKER ContainerInfos run through the Docker Engine API at
+	// DockerEndpoint, "" meaning DOCKER_HOST or /var/run/docker.sock).
+	Containerizers []string
+	DockerEndpoint string
 
 	RegistrationTimeout    time.Duration // executor must subscribe within (1m)
 	ReregistrationTimeout  time.Duration // recovered executor must re-subscribe within (5s)
@@ -107,6 +113,14 @@ func (c *Config) defaults() error {
 	def(&c.UpdateRetryMax, 10*time.Minute)
 	def(&c.ReregisterBackoff, time.Second)
 	def(&c.PollInterval, 100*time.Millisecond)
+	if len(c.Containerizers) == 0 {
+		c.Containerizers = []string{"mesos"}
+	}
+	for _, z := range c.Containerizers {
+		if z != "mesos" && z != "docker" {
+			errs = append(errs, fmt.Errorf("%w: unknown containerizer %q (mesos, docker)", ErrConfig, z))
+		}
+	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
 	}
@@ -152,6 +166,8 @@ type Agent struct {
 	ckptMu    sync.Mutex
 	ckptEmpty bool // updates.json was last written with no update
 	ckpt      *checkpointWriter
+
+	docker *containerizer.Docker // nil unless Config.Containerizers has "docker"
 }
 
 var _ link.Agent = (*Agent)(nil)
@@ -185,8 +201,12 @@ func New(cfg Config) (*Agent, error) {
 			return err
 		}
 	}
+	docker, err := newDocker(cfg)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Agent{
+	a := &Agent{docker: docker,
 		cfg: cfg, log: cfg.Logger, resources: res, attributes: attrs,
 		ctx: ctx, cancel: cancel, agentID: cfg.ID,
 		inboxReady: make(chan struct{}, 1), reregister: make(chan struct{}, 1),

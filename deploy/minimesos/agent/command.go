@@ -74,12 +74,13 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 	spec := containerizer.Spec{Command: *ti.Command, Sandbox: ex.sandbox, Env: a.envLocked(ex, *ti.Command), User: runAs(*ti.Command, fw.info), Container: ti.Container, Secrets: a.cfg.SecretResolver, Clock: a.cfg.Clock}
 	a.checkpointLocked(ex)
 	fetchCtx := a.fetchContextLocked(ex)
+	res := ti.Resources
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		// As in Mesos, URIs are fetched before the command executor runs: a
 		// failure is the agent's TASK_FAILED, with no TASK_STARTING.
-		err := containerizer.CheckContainer(spec.Container)
+		err := a.checkContainer(spec.Container)
 		if errors.Is(err, containerizer.ErrNotSupported) {
 			a.mu.Lock()
 			defer a.mu.Unlock()
@@ -99,12 +100,16 @@ func (a *Agent) launchCommandLocked(fw *framework, ti mesos.TaskInfo) {
 		a.mu.Lock()
 		a.commandUpdateLocked(ex, mesos.TASK_STARTING, nil, "")
 		a.mu.Unlock()
-		proc, err := containerizer.Launch(spec)
+		proc, err := a.launch(spec, ex, res)
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if err != nil {
 			reason := mesos.REASON_CONTAINER_LAUNCH_FAILED
-			a.commandUpdateLocked(ex, mesos.TASK_FAILED, &reason, a.launchFailure("Failed to launch task: ", err))
+			prefix := "Failed to launch task: "
+			if a.docker != nil && containerizer.IsDocker(spec.Container) {
+				prefix = "Failed to launch container: "
+			}
+			a.commandUpdateLocked(ex, mesos.TASK_FAILED, &reason, a.launchFailure(prefix, err))
 			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED, reason, "")
 			return
 		}

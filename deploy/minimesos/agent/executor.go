@@ -262,11 +262,12 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 	uris := cmd.URIs
 	ex.regTimer = time.AfterFunc(a.cfg.RegistrationTimeout, func() { a.registrationTimeout(ex) })
 	fetchCtx := a.fetchContextLocked(ex)
+	res := executorResources(ex)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		var proc *containerizer.Process
-		err := containerizer.CheckContainer(spec.Container)
+		err := a.checkContainer(spec.Container)
 		if errors.Is(err, containerizer.ErrNotSupported) {
 			a.mu.Lock()
 			defer a.mu.Unlock()
@@ -278,7 +279,7 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 			err = a.fetch(fetchCtx, uris, spec.Sandbox)
 		}
 		if err == nil {
-			proc, err = containerizer.Launch(spec)
+			proc, err = a.launch(spec, ex, res)
 		}
 		if err == nil && testHookLaunched != nil {
 			testHookLaunched(a, proc.Pid())

@@ -38,10 +38,26 @@ func (e launchRefusal) Is(target error) bool { return target == ErrLaunch }
 // TASK_FAILED, REASON_CONTAINER_LAUNCH_FAILED. Volumes and secrets are
 // the process containerizer's (Launch).
 func CheckContainer(ci *mesos.ContainerInfo) error {
+	return CheckContainerWith(ci, false)
+}
+
+// IsDocker reports whether ci is a DOCKER container (for the Docker
+// containerizer).
+func IsDocker(ci *mesos.ContainerInfo) bool {
+	return ci.GetType() == mesos.ContainerInfo_DOCKER
+}
+
+// CheckContainerWith is CheckContainer on an agent whose containerizers
+// include Docker's when docker is true: a DOCKER container is then the
+// Docker containerizer's (checked as it launches).
+func CheckContainerWith(ci *mesos.ContainerInfo, docker bool) error {
 	if ci == nil {
 		return nil
 	}
-	if ci.GetType() == mesos.ContainerInfo_DOCKER {
+	if IsDocker(ci) {
+		if docker {
+			return nil
+		}
 		return ErrNotSupported
 	}
 	if img := ci.GetMesos().GetImage(); img != nil {

@@ -96,6 +96,9 @@ type Process struct {
 	mu       sync.Mutex
 	termed   bool
 	released chan struct{}
+	// signal, if set, delivers signals instead of the process group (a
+	// Docker container: through the Engine API).
+	signal func(syscall.Signal)
 }
 
 // Release stops watching an adopted process without killing it (the agent
@@ -281,6 +284,14 @@ func (p *Process) Kill(grace time.Duration) {
 func (p *Process) Destroy() { p.signalGroup(syscall.SIGKILL) }
 
 func (p *Process) signalGroup(sig syscall.Signal) {
+	if p.signal != nil {
+		select {
+		case <-p.done:
+		default:
+			p.signal(sig)
+		}
+		return
+	}
 	_ = syscall.Kill(-p.pid, sig)
 	select {
 	case <-p.done:

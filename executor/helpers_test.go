@@ -13,6 +13,7 @@ import (
 
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/codec"
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -112,6 +113,10 @@ func testRegistry(release <-chan struct{}) *task.Registry {
 	// diskFull writes to /dev/full, a real ENOSPC, and wraps the error
 	// twice with the path, as a shuffle spill's error names its directory
 	// and then its file.
+	task.MustRegister(r, "fetchFailed", func(context.Context, int) (int, error) {
+		return 0, fmt.Errorf("dataset: read: %w", &mapoutput.FetchFailure{ShuffleID: 3, MapIndex: 1, ReduceIndex: 2,
+			ExecutorID: "exec-9", Host: "h9", Address: "https://h9:7337", Message: "connection refused"})
+	}, nil)
 	task.MustRegister(r, "diskFull", func(context.Context, int) (int, error) {
 		err := os.WriteFile("/dev/full", []byte("x"), 0o644)
 		return 0, fmt.Errorf("shuffle: spill to /dev/full: %w", fmt.Errorf("shuffleblock: write: %w", err))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -108,7 +109,10 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 	}
 	o.metrics.DecodeNanos, o.metrics.RunTimeNanos, o.metrics.EncodeNanos =
 		int64(tm.Decode), int64(tm.Run), int64(tm.Encode)
+	var ff *mapoutput.FetchFailure
 	switch {
+	case errors.As(err, &ff):
+		o.failure = fetchFailed(ff)
 	case errors.Is(err, task.ErrDecode), errors.Is(err, task.ErrEncode):
 		o.failure = failure(flintpb.FailureKind_DECODE_ERROR, err.Error())
 	case errors.Is(err, task.ErrNotRetryable):
@@ -242,6 +246,16 @@ func (r *Runtime) header(u *flintpb.StatusUpdate, uuid *[16]byte, t *runningTask
 
 func failure(kind flintpb.FailureKind, msg string) *flintpb.TaskFailure {
 	return &flintpb.TaskFailure{Kind: kind, Message: msg}
+}
+
+// fetchFailed is the failure of a task that could not read a shuffle block
+// (Spark's FetchFailed end reason): the block travels with it, for the
+// driver's DAG core to recompute its map output.
+func fetchFailed(ff *mapoutput.FetchFailure) *flintpb.TaskFailure {
+	return &flintpb.TaskFailure{Kind: flintpb.FailureKind_FETCH_FAILED, Message: ff.Error(),
+		FetchFailed: &flintpb.FetchFailed{ShuffleId: int32(ff.ShuffleID), MapIndex: int32(ff.MapIndex),
+			ReduceIndex: int32(ff.ReduceIndex), ExecutorId: ff.ExecutorID, Host: ff.Host, Address: ff.Address,
+			Message: ff.Message}}
 }
 
 // updateIDs issues the 16-byte ids of a Runtime's status updates (the

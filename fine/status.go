@@ -233,7 +233,7 @@ func translate(t *mtask, st mesos.TaskStatus) *backend.StatusUpdate {
 		u.Failure = &scheduler.Failure{Kind: scheduler.ExecutorLost, Message: "fine: " + why}
 	}
 	if fromExec && exu.Failure != nil && exu.State == u.State {
-		u.Failure = exu.Failure
+		u.Failure, u.FetchFailed = exu.Failure, exu.FetchFailed
 	}
 	return u
 }

@@ -3,6 +3,7 @@ package backend
 import (
 	"time"
 
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/framework/task"
 )
@@ -43,7 +44,11 @@ type StatusUpdate struct {
 	// Failure says why a Failed, Killed or Lost attempt ended; nil gets a
 	// generic failure of the state's kind (FailureKindOf).
 	Failure *scheduler.Failure
-	Metrics TaskMetrics
+	// FetchFailed names the shuffle block a Failed attempt could not read
+	// when Failure's kind is scheduler.FetchFailed (Spark's FetchFailed
+	// end reason); the driver's DAG core recomputes its map output.
+	FetchFailed *mapoutput.FetchFailure
+	Metrics     TaskMetrics
 }
 
 // IndirectResult is a result an executor kept (Spark's IndirectTaskResult).

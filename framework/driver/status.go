@@ -26,7 +26,8 @@ func (c *driverCore) statusUpdate(u *backend.StatusUpdate, now time.Time) {
 		c.finish(u, u.Result, now)
 	case scheduler.Failed, scheduler.KilledState, scheduler.Lost:
 		c.freeSlot(scheduler.TaskID(u.TaskID), now)
-		c.fail(u, failureOf(u), nil, now)
+		f, ff := failureOf(u)
+		c.fail(u, f, ff, now)
 	default:
 		c.log.Warnf("ignoring status update for task %d with state %s", u.TaskID, u.State)
 	}
@@ -71,8 +72,8 @@ func checkFetched(ind *backend.IndirectResult, data []byte) error {
 }
 
 // finish reports an attempt that returned data to the core: a success
-// with its output, or — when the output says it could not read a shuffle
-// block — a failure whose end reason is FetchFailed.
+// with its output. (A task that could not read a shuffle block ends
+// Failed with the FetchFailed end reason on the wire, not here.)
 func (c *driverCore) finish(u *backend.StatusUpdate, data []byte, now time.Time) {
 	id := scheduler.TaskID(u.TaskID)
 	a, ok := c.running[id]
@@ -82,10 +83,6 @@ func (c *driverCore) finish(u *backend.StatusUpdate, data []byte, now time.Time)
 	out, err := a.job.run.output(a.job.dagSet, data)
 	if err != nil {
 		c.fail(u, scheduler.Failure{Kind: scheduler.DecodeError, Message: fmt.Sprintf("stage task output: %v", err)}, nil, now)
-		return
-	}
-	if ff := out.FetchFailure; ff != nil {
-		c.fail(u, scheduler.Failure{Kind: scheduler.FetchFailed, Message: ff.Error()}, ff, now)
 		return
 	}
 	evs := c.sched.StatusUpdate(id, scheduler.Update{State: scheduler.Finished, ResultSize: int64(len(out.Value))}, now)
@@ -112,9 +109,12 @@ func metricsOf(m *backend.TaskMetrics) TaskMetrics {
 	return TaskMetrics{RunTime: m.RunTime, DecodeTime: m.DecodeTime, EncodeTime: m.EncodeTime, InputSize: m.InputSize, ResultSize: m.ResultSize}
 }
 
-// failureOf is the failure an update reports; one without a failure gets
-// its state's kind, one without a message a message naming the state.
-func failureOf(u *backend.StatusUpdate) scheduler.Failure {
+// failureOf is the failure an update reports, and for a FetchFailed one
+// the block it could not read; one without a failure gets its state's
+// kind, one without a message a message naming the state. A FetchFailed
+// failure that names no block (or is not a Failed state's) is an
+// Exception: the DAG core could not know which map output to recompute.
+func failureOf(u *backend.StatusUpdate) (scheduler.Failure, *mapoutput.FetchFailure) {
 	f := scheduler.Failure{Kind: backend.FailureKindOf(u.State)}
 	if u.Failure != nil {
 		f = scheduler.Failure{Kind: u.Failure.Kind, Message: u.Failure.Message, Stack: u.Failure.Stack}
@@ -122,5 +122,12 @@ func failureOf(u *backend.StatusUpdate) scheduler.Failure {
 	if f.Message == "" {
 		f.Message = fmt.Sprintf("task %d reported %s without a reason", u.TaskID, u.State)
 	}
-	return f
+	if f.Kind != scheduler.FetchFailed {
+		return f, nil
+	}
+	if u.FetchFailed == nil || u.State != scheduler.Failed {
+		f.Kind, f.Message = scheduler.Exception, f.Message+" (a fetch failure naming no shuffle block)"
+		return f, nil
+	}
+	return f, u.FetchFailed
 }

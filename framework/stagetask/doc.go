@@ -11,10 +11,12 @@
 // tasks run as the task function FunctionPrefix+job, which Register adds
 // to the task registry (so executors' registry fingerprints cover stage
 // jobs): its input is the encoded Task and its output the encoded Output —
-// a map task's block sizes and location, a result task's value, or the
-// FetchFailure it hit, which the driver turns into a fetch failure for
-// the DAG core (so fetch failures need nothing from the wire protocol
-// beyond a task's output).
+// a map task's block sizes and location, or a result task's value. A
+// task that could not read a shuffle block returns the
+// *mapoutput.FetchFailure as its error: the executor runtime ends the
+// attempt Failed with the FetchFailed end reason naming the block
+// (flintpb.TaskFailure.fetch_failed, Spark's FetchFailed TaskEndReason),
+// which the driver hands to the DAG core.
 //
 // A Runner (the dataset layer, or a test) registered under the job's name
 // with Register runs a task's pipeline against the executor's shuffle

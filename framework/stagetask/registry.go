@@ -134,7 +134,12 @@ func runEncoded(ctx context.Context, r Runner, in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Kind == Map && out.FetchFailure == nil && out.Location == (mapoutput.Location{}) {
+	if out.FetchFailure != nil {
+		// the task's error: the executor ends the attempt Failed with the
+		// FetchFailed end reason naming the block
+		return nil, out.FetchFailure
+	}
+	if t.Kind == Map && out.Location == (mapoutput.Location{}) {
 		out.Location = env.Location()
 	}
 	return out.MarshalBinary()

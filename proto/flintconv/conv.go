@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/proto/flintpb"
@@ -65,6 +66,7 @@ var kinds = map[flintpb.FailureKind]scheduler.FailureKind{
 	flintpb.FailureKind_LAUNCH_FAILED:    scheduler.LaunchFailed,
 	flintpb.FailureKind_NOT_RETRYABLE:    scheduler.NotRetryable,
 	flintpb.FailureKind_DISK_FULL:        scheduler.DiskFull,
+	flintpb.FailureKind_FETCH_FAILED:     scheduler.FetchFailed,
 }
 
 // State is the domain state of a wire state; ok is false for a state the
@@ -88,6 +90,15 @@ func Failure(f *flintpb.TaskFailure, st scheduler.State) *scheduler.Failure {
 	return &scheduler.Failure{Kind: k, Message: f.Message, Stack: f.Stack}
 }
 
+// FetchFailure is the domain form of a wire FetchFailed; nil is nil.
+func FetchFailure(f *flintpb.FetchFailed) *mapoutput.FetchFailure {
+	if f == nil {
+		return nil
+	}
+	return &mapoutput.FetchFailure{ShuffleID: int(f.ShuffleId), MapIndex: int(f.MapIndex), ReduceIndex: int(f.ReduceIndex),
+		ExecutorID: f.ExecutorId, Host: f.Host, Address: f.Address, Message: f.Message}
+}
+
 // StatusUpdate is the domain form of a wire update. A state the wire
 // leaves unspecified stays out of range (the driver ignores it with a
 // warning naming it).
@@ -98,6 +109,9 @@ func StatusUpdate(w *flintpb.StatusUpdate) *backend.StatusUpdate {
 	}
 	u := &backend.StatusUpdate{TaskID: w.TaskId, Attempt: int(w.Attempt), ExecutorID: w.ExecutorId, State: st,
 		Failure: Failure(w.Failure, st), Metrics: Metrics(w.Metrics)}
+	if u.Failure != nil && u.Failure.Kind == scheduler.FetchFailed {
+		u.FetchFailed = FetchFailure(w.Failure.FetchFailed)
+	}
 	switch r := w.GetResult().GetValue().(type) {
 	case *flintpb.TaskResult_Inline:
 		u.Result = r.Inline

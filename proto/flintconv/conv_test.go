@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/proto/flintpb"
@@ -45,6 +46,7 @@ func TestFailureKinds(t *testing.T) {
 		{flintpb.FailureKind_EXECUTOR_LOST, scheduler.ExecutorLost},
 		{flintpb.FailureKind_RESULT_LOST, scheduler.ResultLost},
 		{flintpb.FailureKind_LAUNCH_FAILED, scheduler.LaunchFailed},
+		{flintpb.FailureKind_FETCH_FAILED, scheduler.FetchFailed},
 	}
 	for _, c := range cases {
 		f := Failure(&flintpb.TaskFailure{Kind: c.wire, Message: "m", Stack: "s"}, scheduler.Failed)
@@ -93,5 +95,28 @@ func TestStatusUpdate(t *testing.T) {
 	switch got := StatusUpdate(&flintpb.StatusUpdate{}).State; got {
 	case scheduler.Running, scheduler.Finished, scheduler.Failed, scheduler.KilledState, scheduler.Lost:
 		t.Fatalf("an unspecified state became %s", got)
+	}
+}
+
+// A FETCH_FAILED failure reaches the driver as scheduler.FetchFailed with
+// the block it names.
+func TestFetchFailedStatusUpdate(t *testing.T) {
+	w := &flintpb.StatusUpdate{TaskId: 8, ExecutorId: "e2", State: flintpb.TaskState_TASK_FAILED,
+		Failure: &flintpb.TaskFailure{Kind: flintpb.FailureKind_FETCH_FAILED, Message: "m",
+			FetchFailed: &flintpb.FetchFailed{ShuffleId: 3, MapIndex: -1, ReduceIndex: 2, ExecutorId: "e1", Host: "h1",
+				Address: "https://h1:1", Message: "gone"}}}
+	got := StatusUpdate(w)
+	if got.State != scheduler.Failed || got.Failure == nil || got.Failure.Kind != scheduler.FetchFailed || got.Failure.Message != "m" {
+		t.Fatalf("got %+v, want a Failed update with a FetchFailed failure", got)
+	}
+	want := &mapoutput.FetchFailure{ShuffleID: 3, MapIndex: -1, ReduceIndex: 2, ExecutorID: "e1", Host: "h1",
+		Address: "https://h1:1", Message: "gone"}
+	if !reflect.DeepEqual(got.FetchFailed, want) {
+		t.Errorf("fetch failure %+v, want %+v", got.FetchFailed, want)
+	}
+	// another kind carries no block, even if the wire sets one
+	w.Failure.Kind = flintpb.FailureKind_EXCEPTION
+	if got := StatusUpdate(w); got.FetchFailed != nil {
+		t.Errorf("an EXCEPTION failure carries fetch failure %+v", got.FetchFailed)
 	}
 }

@@ -257,6 +257,7 @@ func runCluster(ctx context.Context, f *masterFlags, n int, a agentFlags) error 
 type agentFlags struct {
 	resources, attributes, workDir, hostname string
 	secretsDir                               string
+	containerizers                           []string
 	cacheBytes                               int64
 	gcDelay                                  time.Duration
 }
@@ -268,6 +269,7 @@ func (a *agentFlags) register(fs *pflag.FlagSet, remote bool, gcDelay time.Durat
 	fs.StringVar(&a.workDir, "work-dir", "", "agent work directory (default: a directory under the system temp dir)")
 	fs.Int64Var(&a.cacheBytes, "fetcher-cache-bytes", 2<<30, "size of the fetcher cache (0: no cache)")
 	fs.StringVar(&a.secretsDir, "secrets-dir", "", "resolve reference secrets from this directory (secret /a/b is the file a/b; with a key, that key of its JSON object), in the role of Mesos' --secret_resolver module (default: value secrets only, as Mesos' default resolver)")
+	fs.StringSliceVar(&a.containerizers, "containerizers", []string{"mesos"}, "containerizers, as Mesos' --containerizers: mesos (processes), docker (DOCKER containers through the Docker Engine API at DOCKER_HOST or /var/run/docker.sock; images must be on the daemon, nothing is pulled)")
 	if remote {
 		fs.StringVar(&a.hostname, "hostname", "", "hostname advertised to the master (default: os.Hostname)")
 	}
@@ -281,7 +283,7 @@ func (a *agentFlags) config(log logrus.FieldLogger) (agent.Config, error) {
 	if err := os.MkdirAll(wd, 0o755); err != nil {
 		return agent.Config{}, fmt.Errorf("--work-dir: %w", err)
 	}
-	ac := agent.Config{WorkDir: wd, Hostname: a.hostname, Resources: a.resources, Attributes: a.attributes, GCDelay: a.gcDelay, Logger: log}
+	ac := agent.Config{WorkDir: wd, Hostname: a.hostname, Resources: a.resources, Attributes: a.attributes, GCDelay: a.gcDelay, Logger: log, Containerizers: a.containerizers}
 	if a.secretsDir != "" {
 		dir, err := filepath.Abs(a.secretsDir)
 		if err == nil {

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -166,4 +167,14 @@ func waitContainersGone(t *testing.T, client *dc.Client, image string) {
 		}
 		return fmt.Sprintf("containers of %s left: %v (%v)", image, left, err)
 	})
+}
+
+// Containerizers other than Mesos' two are a configuration error.
+func TestUnknownContainerizer(t *testing.T) {
+	cfg := fastConfig(t, t.TempDir())
+	cfg.Containerizers = []string{"docker", "rkt"}
+	_, err := New(cfg)
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `unknown containerizer "rkt"`) {
+		t.Fatalf("New with containerizer rkt: %v, want ErrConfig naming it", err)
+	}
 }

@@ -31,6 +31,10 @@ func TestClusterModeLeaderElectionZK(t *testing.T) {
 	ctx := context.Background()
 	flags := []string{"--max-drivers", "1", "--zk", "zk://" + zk + "/flint/ha", "--zk-session-timeout", "4s"}
 	a := startCluster(t, flags...)
+	// Under ZooKeeper a dispatcher is a standby until it has won the election
+	// and loaded its records: wait until the first one leads (a submission
+	// to it before that is refused as to a standby, 1 run in 2 at load 15).
+	a.waitLeading()
 	b := &clusterEnv{t: t, master: a.master, home: a.home, store: a.store, extra: flags}
 	b.startDispatcher()
 	_, err := b.client().List(ctx)

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -106,17 +108,29 @@ func (m *master) execute(t *mtask) stagetask.Output {
 	return stagetask.Output{Value: reduceValue(st.Partition, blocks, sum)}
 }
 
-// encodeOutput is a task's output as its executor sends it: the stage
-// task function's encoded result, inline in a FINISHED update.
-func encodeOutput(taskID uint64, out stagetask.Output) ([]byte, error) {
+// encodeOutput is a task's output as its executor sends it, with the Mesos
+// state it ends in: the stage task function's encoded result inline in a
+// FINISHED update, or — when a block could not be read — a FAILED update
+// with the FetchFailed end reason naming the block, as the executor runtime
+// sends it (Spark's FetchFailed TaskEndReason).
+func encodeOutput(taskID uint64, out stagetask.Output) ([]byte, mesos.TaskState, error) {
+	if ff := out.FetchFailure; ff != nil {
+		data, err := (&flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FAILED,
+			Failure: &flintpb.TaskFailure{Kind: flintpb.FailureKind_FETCH_FAILED, Message: ff.Error(),
+				FetchFailed: &flintpb.FetchFailed{ShuffleId: int32(ff.ShuffleID), MapIndex: int32(ff.MapIndex),
+					ReduceIndex: int32(ff.ReduceIndex), ExecutorId: ff.ExecutorID, Host: ff.Host, Address: ff.Address,
+					Message: ff.Message}}}).Marshal()
+		return data, mesos.TASK_FAILED, err
+	}
 	raw, err := out.MarshalBinary()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	enc, err := codec.Gob.Marshal(raw)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return (&flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FINISHED,
+	data, err := (&flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FINISHED,
 		Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: enc}}}).Marshal()
+	return data, mesos.TASK_FINISHED, err
 }

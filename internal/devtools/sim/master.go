@@ -415,17 +415,18 @@ func (m *master) end(t *mtask) bool {
 	return true
 }
 
-// finish ends a task that ran its time: FINISHED with its partition's result.
+// finish ends a task that ran its time: FINISHED with its partition's
+// result, or FAILED with the block it could not fetch.
 func (m *master) finish(t *mtask) {
 	if !m.end(t) {
 		return
 	}
-	data, err := encodeOutput(t.flintID, m.execute(t))
+	data, state, err := encodeOutput(t.flintID, m.execute(t))
 	if err != nil {
 		m.s.fail("encode result: %v", err)
 		return
 	}
-	m.deliver(status(t, mesos.TASK_FINISHED, mesos.SOURCE_EXECUTOR, nil, data))
+	m.deliver(status(t, state, mesos.SOURCE_EXECUTOR, nil, data))
 }
 
 func (m *master) idleExit(a *agent, e *executor, tok int) {

@@ -189,13 +189,21 @@ func (c *driverCore) submitRun(run *jobRun, now time.Time) (*jobState, error) {
 // submitRunSet hands a stage attempt of a run to the task core.
 func (c *driverCore) submitRunSet(run *jobRun, ts *dagscheduler.TaskSet, now time.Time) error {
 	n := len(ts.Partitions)
+	// A stage attempt's results go to its job's umbrella (ResultAccepted);
+	// it keeps none of its own. Its tasks are the plain job's own when it
+	// runs all of them in order (no copy per pending task: 80 bytes each).
 	js := &jobState{id: run.umbrella.id, stage: ts.StageID, setID: setIDOf(ts.ID), dagSet: ts, run: run,
-		job:  &Job{Name: run.stageName(ts), Pool: run.job.Spec.Pool, Tasks: make([]Task, n)},
-		done: make(chan struct{}), results: make([]Result, n), lastIndex: -1}
-	for i := range js.job.Tasks {
-		// the input is built at launch (taskInput): a stage task carries
-		// the blocks to read then
-		js.job.Tasks[i] = Task{Preferred: ts.Preferred[i]}
+		job:  &Job{Name: run.stageName(ts), Pool: run.job.Spec.Pool},
+		done: make(chan struct{}), lastIndex: -1}
+	if allInOrder(ts.Partitions, len(run.plain)) {
+		js.job.Tasks = run.plain
+	} else {
+		js.job.Tasks = make([]Task, n)
+		for i := range js.job.Tasks {
+			// the input is built at launch (taskInput): a stage task carries
+			// the blocks to read then
+			js.job.Tasks[i] = Task{Preferred: ts.Preferred[i]}
+		}
 	}
 	js.files = c.files
 	if err := c.sched.Submit(taskSet(js), now); err != nil {
@@ -440,4 +448,17 @@ func (d *Driver) ExplainStage(stageID int) dagscheduler.StageExplanation {
 	var ex dagscheduler.StageExplanation
 	d.query(func(core *driverCore, _ time.Time) { ex = core.explainStage(stageID) })
 	return ex
+}
+
+// allInOrder reports whether partitions are 0..n-1 in order, n > 0.
+func allInOrder(partitions []int, n int) bool {
+	if n == 0 || len(partitions) != n {
+		return false
+	}
+	for i, p := range partitions {
+		if p != i {
+			return false
+		}
+	}
+	return true
 }

@@ -109,22 +109,31 @@ func (r *Runtime) execute(t *runningTask, o *outcome) {
 	}
 	o.metrics.DecodeNanos, o.metrics.RunTimeNanos, o.metrics.EncodeNanos =
 		int64(tm.Decode), int64(tm.Run), int64(tm.Encode)
+	if err != nil {
+		o.failure = taskFailure(err)
+		return
+	}
+	o.output = out
+	o.metrics.ResultSize = int64(len(out))
+}
+
+// taskFailure is how a task function's error ends its attempt. Only a
+// failed task comes here: errors.As's target escapes to the heap, one
+// allocation a task that succeeded does not pay.
+func taskFailure(err error) *flintpb.TaskFailure {
 	var ff *mapoutput.FetchFailure
 	switch {
 	case errors.As(err, &ff):
-		o.failure = fetchFailed(ff)
+		return fetchFailed(ff)
 	case errors.Is(err, task.ErrDecode), errors.Is(err, task.ErrEncode):
-		o.failure = failure(flintpb.FailureKind_DECODE_ERROR, err.Error())
+		return failure(flintpb.FailureKind_DECODE_ERROR, err.Error())
 	case errors.Is(err, task.ErrNotRetryable):
-		o.failure = failure(flintpb.FailureKind_NOT_RETRYABLE, err.Error())
-	case err != nil:
-		if o.failure = diskFullFailure(err); o.failure == nil {
-			o.failure = failure(flintpb.FailureKind_EXCEPTION, err.Error())
-		}
-	default:
-		o.output = out
-		o.metrics.ResultSize = int64(len(out))
+		return failure(flintpb.FailureKind_NOT_RETRYABLE, err.Error())
 	}
+	if f := diskFullFailure(err); f != nil {
+		return f
+	}
+	return failure(flintpb.FailureKind_EXCEPTION, err.Error())
 }
 
 // shuffleMetrics copies what the task reported of its shuffles into pm.

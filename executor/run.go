@@ -124,7 +124,7 @@ func taskFailure(err error) *flintpb.TaskFailure {
 	var ff *mapoutput.FetchFailure
 	switch {
 	case errors.As(err, &ff):
-		return fetchFailed(ff)
+		return FetchFailed(ff)
 	case errors.Is(err, task.ErrDecode), errors.Is(err, task.ErrEncode):
 		return failure(flintpb.FailureKind_DECODE_ERROR, err.Error())
 	case errors.Is(err, task.ErrNotRetryable):
@@ -257,10 +257,10 @@ func failure(kind flintpb.FailureKind, msg string) *flintpb.TaskFailure {
 	return &flintpb.TaskFailure{Kind: kind, Message: msg}
 }
 
-// fetchFailed is the failure of a task that could not read a shuffle block
-// (Spark's FetchFailed end reason): the block travels with it, for the
-// driver's DAG core to recompute its map output.
-func fetchFailed(ff *mapoutput.FetchFailure) *flintpb.TaskFailure {
+// FetchFailed is the failure of a task that could not read a shuffle block
+// (Spark's FetchFailed end reason), as an executor reports it: the block
+// travels with it, for the driver's DAG core to recompute its map output.
+func FetchFailed(ff *mapoutput.FetchFailure) *flintpb.TaskFailure {
 	return &flintpb.TaskFailure{Kind: flintpb.FailureKind_FETCH_FAILED, Message: ff.Error(),
 		FetchFailed: &flintpb.FetchFailed{ShuffleId: int32(ff.ShuffleID), MapIndex: int32(ff.MapIndex),
 			ReduceIndex: int32(ff.ReduceIndex), ExecutorId: ff.ExecutorID, Host: ff.Host, Address: ff.Address,

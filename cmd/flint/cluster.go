@@ -66,10 +66,13 @@ func clientFiles(files, conf []string) ([]string, error) {
 	return append(slices.Clone(conf), "flint.files="+strings.Join(out, ",")), nil
 }
 
+// errFilesTwice: --files beside --conf flint.files (which would win is not obvious).
+var errFilesTwice = errors.New("submit: give files with --files or with --conf flint.files, not both")
+
 func filesConfConflict(conf []string) error {
 	for _, kv := range conf {
 		if strings.HasPrefix(kv, "flint.files=") {
-			return errors.New("submit: give files with --files or with --conf flint.files, not both")
+			return errFilesTwice
 		}
 	}
 	return nil
@@ -99,7 +102,7 @@ func uploadFiles(ctx context.Context, client *dispatcher.Client, files []string,
 		return nil
 	}
 	if _, ok := req.FlintProperties["flint.files"]; ok {
-		return errors.New("submit: give files with --files or with --conf flint.files, not both")
+		return errFilesTwice
 	}
 	var urls []string
 	for _, f := range files {

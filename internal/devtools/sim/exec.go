@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"strconv"
 
+	flintexec "github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/stagetask"
@@ -116,10 +117,7 @@ func (m *master) execute(t *mtask) stagetask.Output {
 func encodeOutput(taskID uint64, out stagetask.Output) ([]byte, mesos.TaskState, error) {
 	if ff := out.FetchFailure; ff != nil {
 		data, err := (&flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FAILED,
-			Failure: &flintpb.TaskFailure{Kind: flintpb.FailureKind_FETCH_FAILED, Message: ff.Error(),
-				FetchFailed: &flintpb.FetchFailed{ShuffleId: int32(ff.ShuffleID), MapIndex: int32(ff.MapIndex),
-					ReduceIndex: int32(ff.ReduceIndex), ExecutorId: ff.ExecutorID, Host: ff.Host, Address: ff.Address,
-					Message: ff.Message}}}).Marshal()
+			Failure: flintexec.FetchFailed(ff)}).Marshal()
 		return data, mesos.TASK_FAILED, err
 	}
 	raw, err := out.MarshalBinary()

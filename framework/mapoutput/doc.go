@@ -18,10 +18,16 @@
 //   - below Config.MinPartitionsToHighlyCompress reducers (default 2,000),
 //     one byte per reducer: ceil(log base 1.1 of the size), so a decoded
 //     size is at most 10 % above the real one (0 stays 0);
-//   - from there on, a bitmap of empty blocks plus the average size of the
+//   - from there on, the empty blocks plus the average size of the
 //     non-empty ones, with exact sizes for blocks of at least
 //     Config.AccurateBlockThreshold bytes (default 100 MiB), so skew is
-//     never hidden by the average.
+//     never hidden by the average; the empty blocks are a bitmap, or the
+//     list of their indices when fewer than one in 32 are empty (as
+//     Spark's RoaringBitmap keeps a sparse set): 10,000 reducers with no
+//     empty block take 13 bytes, not 1,259.
+//
+// MapOutputBytes and LocationBytes account what the tracker holds (map
+// output records, encoded sizes, interned locations).
 //
 // Reducers ask the tracker (or a Snapshot of one shuffle, which can be
 // encoded and shipped to executors) which blocks to fetch from where;

@@ -125,9 +125,16 @@ func floatIndex(s uint64) uint64 {
 //	               threshold (8 bytes, little endian), then pairs of
 //	               (reduce index uint32, exact size uint64) for huge blocks,
 //	               by ascending index.
+//	fmtSparse:     as fmtHighly, with the empty blocks as a count (uint32)
+//	               and their ascending reduce indices (uint32 each) instead
+//	               of the bitmap, when that is shorter (fewer than R/32
+//	               empty blocks) — as Spark's RoaringBitmap keeps a sparse
+//	               set as its values: 10,000 reducers with no empty block
+//	               take 13 bytes, not 1,259.
 const (
 	fmtCompressed byte = 1
 	fmtHighly     byte = 2
+	fmtSparse     byte = 3
 )
 
 // encodeSizes returns the encoded form of sizes; the one-byte-per-reducer
@@ -160,20 +167,38 @@ func encodeSizes(sizes []uint64, cfg *Config, sl *slab) []byte {
 		}
 	}
 	nb := (r + 7) / 8
-	b := make([]byte, 1+nb+8+12*len(huge))
-	b[0] = fmtHighly
-	bm := b[1 : 1+nb]
-	for i, s := range sizes {
-		if s == 0 {
-			bm[i>>3] |= 1 << (i & 7)
+	empty := r - int(n) - len(huge)
+	sparse := 4+4*empty < nb
+	head := 1 + nb
+	if sparse {
+		head = 1 + 4 + 4*empty
+	}
+	b := make([]byte, head+8+12*len(huge))
+	if sparse {
+		b[0] = fmtSparse
+		binary.LittleEndian.PutUint32(b[1:], uint32(empty))
+		p := b[5:]
+		for i, s := range sizes {
+			if s == 0 {
+				binary.LittleEndian.PutUint32(p, uint32(i))
+				p = p[4:]
+			}
+		}
+	} else {
+		b[0] = fmtHighly
+		bm := b[1 : 1+nb]
+		for i, s := range sizes {
+			if s == 0 {
+				bm[i>>3] |= 1 << (i & 7)
+			}
 		}
 	}
 	avg := uint64(0)
 	if n > 0 {
 		avg = sum / n
 	}
-	binary.LittleEndian.PutUint64(b[1+nb:], avg)
-	p := b[1+nb+8:]
+	binary.LittleEndian.PutUint64(b[head:], avg)
+	p := b[head+8:]
 	for _, i := range huge {
 		binary.LittleEndian.PutUint32(p, uint32(i))
 		binary.LittleEndian.PutUint64(p[4:], sizes[i])
@@ -188,26 +213,40 @@ func sizeOf(enc []byte, numReduces, r int) uint64 {
 	if enc[0] == fmtCompressed {
 		return codeSize[enc[1+r]]
 	}
-	nb := (numReduces + 7) / 8
-	if enc[1+r>>3]&(1<<(r&7)) != 0 {
+	head := 1 + (numReduces+7)/8
+	if enc[0] == fmtSparse {
+		empties := enc[5 : 5+4*binary.LittleEndian.Uint32(enc[1:])]
+		if _, found := search(empties, 4, r); found {
+			return 0
+		}
+		head = 5 + len(empties)
+	} else if enc[1+r>>3]&(1<<(r&7)) != 0 {
 		return 0
 	}
-	huge := enc[1+nb+8:]
-	// binary search the huge pairs
-	lo, hi := 0, len(huge)/12
+	huge := enc[head+8:]
+	if m, found := search(huge, 12, r); found {
+		return binary.LittleEndian.Uint64(huge[12*m+4:])
+	}
+	return binary.LittleEndian.Uint64(enc[head:])
+}
+
+// search binary-searches records of width bytes, each starting with an
+// ascending uint32 reduce index, for r.
+func search(recs []byte, width, r int) (int, bool) {
+	lo, hi := 0, len(recs)/width
 	for lo < hi {
 		m := (lo + hi) / 2
-		idx := int(binary.LittleEndian.Uint32(huge[12*m:]))
+		idx := int(binary.LittleEndian.Uint32(recs[width*m:]))
 		switch {
 		case idx == r:
-			return binary.LittleEndian.Uint64(huge[12*m+4:])
+			return m, true
 		case idx < r:
 			lo = m + 1
 		default:
 			hi = m
 		}
 	}
-	return binary.LittleEndian.Uint64(enc[1+nb:])
+	return lo, false
 }
 
 // validEncoding reports whether enc is a well-formed encoding for
@@ -219,21 +258,37 @@ func validEncoding(enc []byte, numReduces int) bool {
 	switch enc[0] {
 	case fmtCompressed:
 		return len(enc) == 1+numReduces
-	case fmtHighly:
-		nb := (numReduces + 7) / 8
-		rest := len(enc) - 1 - nb - 8
-		if rest < 0 || rest%12 != 0 {
-			return false
-		}
-		prev := -1
-		for p := enc[1+nb+8:]; len(p) > 0; p = p[12:] {
-			idx := int(binary.LittleEndian.Uint32(p))
-			if idx <= prev || idx >= numReduces {
+	case fmtHighly, fmtSparse:
+		head := 1 + (numReduces+7)/8
+		if enc[0] == fmtSparse {
+			if len(enc) < 5 {
 				return false
 			}
-			prev = idx
+			n := uint64(binary.LittleEndian.Uint32(enc[1:]))
+			if n > uint64(numReduces) || uint64(len(enc)) < 5+4*n {
+				return false
+			}
+			head = 5 + 4*int(n)
+			if !ascending(enc[5:head], 4, numReduces) {
+				return false
+			}
 		}
-		return true
+		rest := len(enc) - head - 8
+		return rest >= 0 && rest%12 == 0 && ascending(enc[head+8:], 12, numReduces)
 	}
 	return false
+}
+
+// ascending reports whether records of width bytes start with strictly
+// ascending uint32 reduce indices below numReduces.
+func ascending(recs []byte, width, numReduces int) bool {
+	prev := -1
+	for p := recs; len(p) > 0; p = p[width:] {
+		idx := int(binary.LittleEndian.Uint32(p))
+		if idx <= prev || idx >= numReduces {
+			return false
+		}
+		prev = idx
+	}
+	return true
 }

@@ -1,8 +1,10 @@
 package mapoutput
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -119,4 +121,46 @@ func BenchmarkCompress(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*len(sizes))/b.Elapsed().Seconds(), "sizes/s")
 	})
+}
+
+// TestEncodeSizesSparse: with fewer than R/32 empty blocks the highly
+// compressed form lists the empty indices instead of a bitmap, and reads
+// back the same sizes; a malformed sparse encoding is invalid.
+func TestEncodeSizesSparse(t *testing.T) {
+	cfg := Config{MinPartitionsToHighlyCompress: 100, AccurateBlockThreshold: 1 << 20}
+	sizes := make([]uint64, 640) // bitmap: 80 bytes
+	for r := range sizes {
+		sizes[r] = 1000
+	}
+	sizes[7], sizes[300] = 0, 0
+	sizes[500] = 2 << 20 // huge: exact
+	enc := encodeSizes(sizes, &cfg, nil)
+	// format, count, 2 indices, average, one huge pair
+	if enc[0] != fmtSparse || len(enc) != 1+4+2*4+8+12 || !validEncoding(enc, len(sizes)) {
+		t.Fatalf("format %d, %d bytes, valid=%v", enc[0], len(enc), validEncoding(enc, len(sizes)))
+	}
+	for r, want := range sizes {
+		if got := sizeOf(enc, len(sizes), r); got != want {
+			t.Errorf("reduce %d: %d, want %d", r, got, want)
+		}
+	}
+	none := encodeSizes(sizes[:100:100], &cfg, nil) // [7] empty, the rest 1000
+	if none[0] != fmtSparse || len(none) != 1+4+4+8 {
+		t.Fatalf("one empty of 100: format %d, %d bytes", none[0], len(none))
+	}
+	bad := slices.Clone(enc)
+	binary.LittleEndian.PutUint32(bad[9:], 6) // second empty index 6 < 7: not ascending
+	if validEncoding(bad, len(sizes)) {
+		t.Error("descending empty indices accepted")
+	}
+	if validEncoding(enc[:len(enc)-1], len(sizes)) || validEncoding(enc[:3], len(sizes)) {
+		t.Error("truncated sparse encoding accepted")
+	}
+	many := make([]uint64, 640) // half empty: the bitmap is shorter
+	for r := range many {
+		many[r] = uint64(r % 2 * 1000)
+	}
+	if enc := encodeSizes(many, &cfg, nil); enc[0] != fmtHighly {
+		t.Errorf("320 empty of 640: format %d, want the bitmap", enc[0])
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Errors of the tracker.
@@ -215,6 +216,40 @@ func (t *Tracker) RegisterMapOutput(st Status) error {
 	}
 	*o = output{sizes: encodeSizes(st.Sizes, &t.cfg, &s.slab), taskID: st.TaskID, loc: t.intern(st.Location)}
 	return nil
+}
+
+// outputBytes is what one map output's record takes in a shuffle's
+// outputs, registered or not (its encoded sizes apart).
+const outputBytes = int(unsafe.Sizeof(output{}))
+
+// MapOutputBytes is the memory the tracker holds for a shuffle's map
+// outputs: a record per map index and each registered output's encoded
+// sizes (their length: one-byte-per-reducer encodings are carved from
+// shared slabs, the rest allocated alone). The interned locations, shared
+// by every shuffle, are LocationBytes.
+func (t *Tracker) MapOutputBytes(shuffleID int) (int, error) {
+	s, err := t.shuffle(shuffleID)
+	if err != nil {
+		return 0, err
+	}
+	n := len(s.outputs) * outputBytes
+	for i := range s.outputs {
+		n += len(s.outputs[i].sizes)
+	}
+	return n, nil
+}
+
+// LocationBytes is the memory of the interned location table: each
+// location's strings and record, and each host's string.
+func (t *Tracker) LocationBytes() int {
+	n := len(t.locs)*int(unsafe.Sizeof(Location{})+unsafe.Sizeof(int32(0))) + len(t.hosts)*int(unsafe.Sizeof(""))
+	for _, l := range t.locs {
+		n += len(l.ExecutorID) + len(l.Host) + len(l.Address)
+	}
+	for _, h := range t.hosts {
+		n += len(h)
+	}
+	return n
 }
 
 // UnregisterMapOutput drops the output of (shuffleID, mapIndex) if it is

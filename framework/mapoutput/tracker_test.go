@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 var (
@@ -289,5 +290,51 @@ func TestTrackerOutputsDoNotShareBytes(t *testing.T) {
 				t.Fatalf("snapshot map %d reduce %d: size %d, want %d", m, r, old, wantOld)
 			}
 		}
+	}
+}
+
+// TestMapOutputBytes: a record per map index plus each registered
+// output's encoded sizes — one byte per reducer plus the format byte below
+// MinPartitionsToHighlyCompress, 13 bytes (format, empty count, average)
+// for 10,000 reducers with no empty block, the bitmap's 1,250 bytes more
+// with half of them empty.
+func TestMapOutputBytes(t *testing.T) {
+	tr := NewTracker(Config{})
+	loc := Location{ExecutorID: "e1", Host: "h1", Address: "h1:7337"}
+	if err := tr.RegisterShuffle(0, 3, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.RegisterShuffle(1, 3, 10000); err != nil {
+		t.Fatal(err)
+	}
+	full, half := make([]uint64, 10000), make([]uint64, 10000)
+	for r := range full {
+		full[r], half[r] = 500, uint64(r%2*500)
+	}
+	for _, st := range []Status{
+		{ShuffleID: 0, MapIndex: 0, Location: loc, Sizes: make([]uint64, 10)},
+		{ShuffleID: 0, MapIndex: 2, Location: loc, Sizes: make([]uint64, 10)},
+		{ShuffleID: 1, MapIndex: 0, Location: loc, Sizes: full},
+		{ShuffleID: 1, MapIndex: 1, Location: loc, Sizes: half},
+	} {
+		if err := tr.RegisterMapOutput(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := int(unsafe.Sizeof(output{}))
+	for _, c := range []struct{ shuffle, want int }{
+		{0, 3*record + 2*11},
+		{1, 3*record + 13 + 1 + 1250 + 8},
+	} {
+		if got, err := tr.MapOutputBytes(c.shuffle); err != nil || got != c.want {
+			t.Errorf("shuffle %d: %d bytes (%v), want %d", c.shuffle, got, err, c.want)
+		}
+	}
+	if _, err := tr.MapOutputBytes(9); !errors.Is(err, ErrUnknownShuffle) {
+		t.Errorf("unknown shuffle: %v, want ErrUnknownShuffle", err)
+	}
+	// one location: its record, its host index, 2+2+7 string bytes, one host string
+	if got, want := tr.LocationBytes(), int(unsafe.Sizeof(Location{}))+4+11+int(unsafe.Sizeof(""))+2; got != want {
+		t.Errorf("LocationBytes %d, want %d", got, want)
 	}
 }

@@ -55,6 +55,9 @@ type simDriver struct {
 	execs    map[string]int      // executor id → cores the backend reports (0: lost)
 	released bool
 	finished int // jobs ended with correct results
+	// the tracker's bytes for the largest ended job's shuffle and its map
+	// outputs (Result.TrackerBytes)
+	trackerBytes, trackerOutputs int
 }
 
 // simJob is one job: a map stage of maps tasks writing shuffle id, then a
@@ -167,6 +170,11 @@ func (sd *simDriver) afterStep() {
 		}
 		sd.finished++
 		sd.s.logf("job %d finished: %d partitions correct", j.id, len(out))
+		sd.d.InspectMapOutputs(func(tr *mapoutput.Tracker, _ time.Time) {
+			if n, err := tr.MapOutputBytes(j.shuffle); err == nil && j.maps >= sd.trackerOutputs {
+				sd.trackerBytes, sd.trackerOutputs = n+tr.LocationBytes(), j.maps
+			}
+		})
 		sd.d.ReleaseShuffle(j.shuffle)
 		sd.pending = true
 		if len(sd.jobs) < sd.s.cfg.Jobs {

@@ -122,9 +122,14 @@ func (m *master) start() {
 	for _, fault := range []struct {
 		n  int
 		fn func()
-	}{{f.AgentLosses, m.loseAgent}, {f.Crashes, m.crashExecutor}, {f.Failovers, m.failover}} {
+		at time.Duration // fixed, instead of while work runs
+	}{{f.AgentLosses, m.loseAgent, 0}, {f.Crashes, m.crashExecutor, 0}, {f.Failovers, m.failover, m.s.cfg.FailoverAt}} {
 		for range fault.n {
-			m.s.at(m.whileWorkRuns(), fault.fn)
+			at := fault.at
+			if at == 0 {
+				at = m.whileWorkRuns()
+			}
+			m.s.at(at, fault.fn)
 		}
 	}
 }

@@ -16,18 +16,11 @@ import (
 // tracker walk, and logs what the process spent: CPU seconds (user+sys of
 // the whole test process: the driver, the fine backend and the simulated
 // master on one goroutine, plus the GC), CPU per 1,000 task attempts, and
-// the peak Go heap in use (sampled every 20 ms).
+// the peak Go heap in use (sampled every 20 ms), and the map-output
+// tracker's bytes per map output (Tracker.MapOutputBytes and
+// LocationBytes as the job ended, over its map outputs).
 func TestScale(t *testing.T) {
-	env := func(k string, def int) int {
-		if v := os.Getenv(k); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("%s=%q: %v", k, v, err)
-			}
-			return n
-		}
-		return def
-	}
+	env := func(k string, def int) int { return envInt(t, k, def) }
 	if os.Getenv("SIM_AGENTS") == "" {
 		t.Skip("SIM_AGENTS unset")
 	}
@@ -67,9 +60,13 @@ func TestScale(t *testing.T) {
 	if r.Failed() {
 		t.Fatal(r.Report())
 	}
-	t.Logf("%s, %d reducers: %d jobs, %d attempts, %d steps, %s virtual; CPU %.1f s (%.3f s per 1,000 attempts), wall %s, peak heap in use %d MiB",
+	perOutput := 0.0
+	if r.TrackerOutputs > 0 {
+		perOutput = float64(r.TrackerBytes) / float64(r.TrackerOutputs)
+	}
+	t.Logf("%s, %d reducers: %d jobs, %d attempts, %d steps, %s virtual; CPU %.1f s (%.3f s per 1,000 attempts), wall %s, peak heap in use %d MiB, tracker %.1f bytes per map output",
 		cfg, cfg.Reducers, r.Finished, r.Attempts, r.Steps, r.Virtual.Round(time.Second),
-		cpu.Seconds(), cpu.Seconds()*1000/float64(r.Attempts), el.Round(time.Millisecond), peak.Load()>>20)
+		cpu.Seconds(), cpu.Seconds()*1000/float64(r.Attempts), el.Round(time.Millisecond), peak.Load()>>20, perOutput)
 }
 
 // cpuTime is the process's user+system CPU time so far.
@@ -79,4 +76,16 @@ func cpuTime(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// envInt is environment variable k as an int, def when unset.
+func envInt(t *testing.T, k string, def int) int {
+	if v := os.Getenv(k); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", k, v, err)
+		}
+		return n
+	}
+	return def
 }

@@ -43,6 +43,12 @@ type Config struct {
 	// SkipTrackerCheck skips the per-step walk of the map-output tracker
 	// (a scale run's cost is then the driver's, not the check's).
 	SkipTrackerCheck bool
+	// FailoverAt, when set, is the virtual time of the Faults.Failovers
+	// (instead of a seeded time while work runs): scale_test's offer storm.
+	FailoverAt time.Duration
+	// OnTrace, when set, sees every trace line as it is made (scale
+	// tests time phases of a run by them); it decides nothing.
+	OnTrace func(line string)
 
 	offerSkew  float64 // cpus the master adds to what it offers (a deliberate bug, for tests)
 	skipBlock  bool    // reducers of partition 0 skip a block (a deliberate bug, for tests)
@@ -123,6 +129,10 @@ type Result struct {
 	Violation  string   // "" when every invariant held
 	Trace      []string // the last steps, for a violation's report
 	AgentsLost int
+	// TrackerBytes is the map-output tracker's memory for the largest
+	// job's shuffle (Tracker.MapOutputBytes plus LocationBytes) as the
+	// job ended, and TrackerOutputs that shuffle's map outputs.
+	TrackerBytes, TrackerOutputs int
 }
 
 // Failed reports whether an invariant broke.
@@ -202,6 +212,7 @@ func Run(seed int64, cfg Config) (res Result) {
 		res.Trace = s.tail()
 		if s.d != nil {
 			res.Attempts, res.Finished = len(s.d.attempts), s.d.finished
+			res.TrackerBytes, res.TrackerOutputs = s.d.trackerBytes, s.d.trackerOutputs
 		}
 		if s.m != nil {
 			res.AgentsLost = s.m.lost
@@ -323,6 +334,9 @@ func (s *Sim) logf(format string, args ...any) {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(line))
 	s.hash = s.hash*1099511628211 ^ h.Sum64()
+	if s.cfg.OnTrace != nil {
+		s.cfg.OnTrace(line)
+	}
 	n := max(s.cfg.TraceLines, 1)
 	if len(s.trace) < n {
 		s.trace = append(s.trace, line)

@@ -19,6 +19,7 @@ import (
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/task"
 )
 
@@ -38,6 +39,10 @@ type Context struct {
 	log      logrus.FieldLogger
 	registry *task.Registry
 	backend  backend.Backend
+	// env is the application's runtime state in this process (the
+	// dataset layer's, through internal/driverseam): the local backend's
+	// in-process executor's, else a driver-only one. Stop closes it.
+	env      *stagetask.Env
 	driver   *driver.Driver
 	bus      *event.Bus
 	seed     uint64
@@ -150,6 +155,10 @@ func (c *Context) startBackend(ctx context.Context) error {
 		return err
 	}
 	c.backend = b
+	c.env = stagetask.NewEnv(nil)
+	if o, ok := b.(stagetask.EnvOwner); ok {
+		c.env = o.TaskEnv()
+	}
 	c.driver.SetBackend(b)
 	if err := b.Start(ctx, c.driver); err != nil {
 		return fmt.Errorf("framework: start %s backend: %w", c.master.Kind, err)
@@ -325,12 +334,22 @@ func (c *Context) Stop(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 		defer cancel()
 		c.stopErr = c.backend.Stop(ctx)
-		c.stopErr = errors.Join(c.stopErr, c.removeAddedFiles())
+		c.stopErr = errors.Join(c.stopErr, c.closeEnv(), c.removeAddedFiles())
 		c.postAppEnd()
 		c.bus.Close()
 		c.stopErr = errors.Join(c.stopErr, c.stopOpView())
 	})
 	return c.stopErr
+}
+
+// closeEnv releases the application's runtime state in this process
+// (cached partitions, broadcasts, rebuilt graphs), after the backend's
+// tasks have stopped.
+func (c *Context) closeEnv() error {
+	if c.env == nil {
+		return nil
+	}
+	return c.env.Close()
 }
 
 // stopTimeout caps Stop's wait for the backend when ctx has no earlier

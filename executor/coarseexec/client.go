@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flint-mesos/flint/executor"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/internal/uuid"
 	"github.com/flint-mesos/flint/proto/flintpb"
 	"github.com/flint-mesos/flint/shuffle/shuffleenv"
@@ -30,6 +31,7 @@ type client struct {
 	// shuffle is the executor's shuffle (store, memory, server), when the
 	// driver's registration answer carries shuffle properties.
 	shuffle *shuffleenv.Env
+	env     *stagetask.Env // the application's runtime state here (over shuffle), handed to tasks
 
 	wake chan struct{} // the sender has work
 

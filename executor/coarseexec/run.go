@@ -22,6 +22,7 @@ import (
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/framework/config/jobconf"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/tlspin"
 	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/proto/flintpb"
@@ -229,7 +230,11 @@ func (c *client) ensureRuntime(set *flintpb.ExecutorSettings) error {
 			c.log.WithError(err).Error("cannot start the executor's shuffle")
 		} else {
 			c.shuffle = env
-			rc.BaseContext = func() context.Context { return shuffleenv.NewContext(context.Background(), env) }
+			// the application's runtime state on this executor, handed
+			// to every task; closed before the shuffle
+			c.env = stagetask.NewEnv(env)
+			base := stagetask.NewContext(context.Background(), c.env)
+			rc.BaseContext = func() context.Context { return base }
 			c.log.WithField("address", env.Location().Address).Info("serving shuffle outputs")
 		}
 	}
@@ -246,6 +251,12 @@ func (c *client) ensureRuntime(set *flintpb.ExecutorSettings) error {
 // closeShuffle stops serving shuffle outputs and deletes them: the
 // executor is exiting, and the driver forgets its outputs with it.
 func (c *client) closeShuffle() {
+	if c.env != nil {
+		if err := c.env.Close(); err != nil {
+			c.log.WithError(err).Warn("releasing the application's state")
+		}
+		c.env = nil
+	}
 	if c.shuffle == nil {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/executor/files"
 	"github.com/flint-mesos/flint/framework/config/jobconf"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/proto/flintpb"
 	"github.com/flint-mesos/flint/shuffle/shuffleenv"
@@ -86,8 +87,13 @@ func (e *Executor) subscribed(s *mexec.Event_Subscribed) error {
 		MaxResultSize: set.MaxResultSize, MaxDirectResultSize: max(set.MaxDirectResultSize, 1),
 		Registry: e.cfg.Registry, Logger: e.log, FilesDir: files.SandboxDir(),
 	}
+	var env *stagetask.Env
 	if sh != nil {
-		rc.BaseContext = func() context.Context { return shuffleenv.NewContext(context.Background(), sh) }
+		// the application's runtime state on this executor, handed to
+		// every task; Run closes it before the shuffle
+		env = stagetask.NewEnv(sh)
+		base := stagetask.NewContext(context.Background(), env)
+		rc.BaseContext = func() context.Context { return base }
 	}
 	rt, err := executor.New(rc, e.report)
 	if err != nil {
@@ -100,7 +106,7 @@ func (e *Executor) subscribed(s *mexec.Event_Subscribed) error {
 		closeShuffle(sh)
 		return err
 	}
-	e.set, e.rt, e.results, e.shuffle = set, rt, rs, sh
+	e.set, e.rt, e.results, e.shuffle, e.env = set, rt, rs, sh, env
 	e.lastActive = time.Now()
 	if set.IdleTimeout > 0 {
 		go e.idleWatch(set.IdleTimeout)

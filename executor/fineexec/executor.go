@@ -24,6 +24,7 @@ import (
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/logging"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/task"
 	"github.com/flint-mesos/flint/internal/uuid"
 	"github.com/flint-mesos/flint/shuffle/shuffleenv"
@@ -114,6 +115,7 @@ type Executor struct {
 	rt         *executor.Runtime
 	results    *resultServer
 	shuffle    *shuffleenv.Env // the executor's shuffle outputs, if Settings.Shuffle
+	env        *stagetask.Env  // the application's runtime state here (over shuffle), handed to tasks
 	heldLogged bool            // the idle watcher said it stays for held outputs
 	unacked    map[string]pending
 	seq        uint64
@@ -162,6 +164,11 @@ func Run(ctx context.Context, cfg Config) error {
 	e.sendWG.Wait()
 	if e.results != nil {
 		e.results.close()
+	}
+	if e.env != nil {
+		if cerr := e.env.Close(); cerr != nil {
+			e.log.WithError(cerr).Warn("fine: releasing the application's state")
+		}
 	}
 	if e.shuffle != nil {
 		if cerr := e.shuffle.Close(); cerr != nil {

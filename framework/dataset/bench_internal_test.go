@@ -32,7 +32,7 @@ func BenchmarkGraphRebuild(b *testing.B) {
 	w := &jobWire{Args: d.args, Values: d.values, Fingerprint: fp}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := replayBody(tenOps, w); err != nil {
+		if _, err := replayBody(newState(), tenOps, w); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/recordcodec"
-	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // Broadcast is a read-only value the driver sends once per executor
@@ -43,25 +42,27 @@ type broadcastMeta struct {
 	Name  string // the added file's name, unique per run
 	Size  int64  // encoded value's bytes, uncompressed
 	Codec string
-	Seq   uint64 // published.seq when it was added
+	Seq   uint64 // the driver's publishedSeq when it was added
 }
 
-// published numbers the broadcasts this driver process added: a task's
-// job carries the number reached when its action was planned
-// (jobWire.BroadcastSeq), so an executor knows that any broadcast up to
-// it which the task does not list was released before the task's stage
-// was submitted. The lock is held while a broadcast is added, so every
-// number handed out is added (or failed) once it can be read.
-var published struct {
+// publishedSeq numbers the broadcasts (and payload parts) a driver's
+// Context added (its environment's: state): a task's job carries the
+// number reached when its action was planned (jobWire.BroadcastSeq), so
+// an executor knows that any broadcast up to it which the task does not
+// list was released before the task's stage was submitted. The lock is
+// held while a broadcast is added, so every number handed out is added
+// (or failed) once it can be read; another Context's additions neither
+// wait for it nor move its numbers.
+type publishedSeq struct {
 	sync.Mutex
 	seq uint64
 }
 
-// publishedSeq is the number of the last broadcast added in this process.
-func publishedSeq() uint64 {
-	published.Lock()
-	defer published.Unlock()
-	return published.seq
+// last is the number of the last broadcast the Context added.
+func (p *publishedSeq) last() uint64 {
+	p.Lock()
+	defer p.Unlock()
+	return p.seq
 }
 
 // broadcastHandle is a Builder's view of its broadcasts, whatever T.
@@ -115,6 +116,7 @@ func (bc *Broadcast[T]) publish(name string) (broadcastMeta, error) {
 	if err != nil {
 		return broadcastMeta{}, fmt.Errorf("encode: %w", err)
 	}
+	published := &bc.b.st.published
 	published.Lock()
 	defer published.Unlock()
 	published.seq++
@@ -146,7 +148,7 @@ func (bc *Broadcast[T]) Value() T {
 	if bc.b.Driver() {
 		return bc.value
 	}
-	v, err := loadBroadcast(bc.meta.Name, func(p string) (any, error) {
+	v, err := bc.b.st.loaded.load(bc.meta.Name, func(p string) (any, error) {
 		enc, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
@@ -217,29 +219,27 @@ func (bc *Broadcast[T]) release() {
 		}
 		return
 	}
-	dropBroadcast(bc.meta.Name)
+	bc.b.st.loaded.drop(bc.meta.Name)
 }
 
-// executor side: the decoded broadcasts of this process, by file name,
-// each with the executor (its shuffle env: one per driver, also in local
-// mode) whose task listed it.
-var loaded = struct {
+// loadedStore is, on an executor, the application's decoded broadcasts
+// and payload parts (its environment's: state), by file name.
+type loadedStore struct {
 	sync.Mutex
 	m map[string]*loadedBroadcast
-}{m: map[string]*loadedBroadcast{}}
+}
 
 type loadedBroadcast struct {
-	owner *shuffleenv.Env
-	seq   uint64
-	path  string // the fetched copy (files.Store)
-	once  sync.Once
-	v     any
-	err   error
+	seq  uint64
+	path string // the fetched copy (files.Store)
+	once sync.Once
+	v    any
+	err  error
 }
 
 // noteBroadcastFiles records where this executor's copies of b's
 // broadcasts are (a task's files), before the task runs.
-func noteBroadcastFiles(ctx context.Context, owner *shuffleenv.Env, b *Builder) error {
+func (loaded *loadedStore) noteBroadcastFiles(ctx context.Context, b *Builder) error {
 	for _, h := range b.broadcasts {
 		name := h.fileName()
 		if name == "" || h.isDestroyed() {
@@ -255,16 +255,24 @@ func noteBroadcastFiles(ctx context.Context, owner *shuffleenv.Env, b *Builder) 
 		if err != nil {
 			return fmt.Errorf("dataset: job %q: broadcast %s: %w", b.job, name, err)
 		}
-		loaded.Lock()
-		if loaded.m[name] == nil {
-			loaded.m[name] = &loadedBroadcast{owner: owner, seq: h.seq(), path: p}
-		}
-		loaded.Unlock()
+		loaded.note(name, h.seq(), p)
 	}
 	return nil
 }
 
-func loadBroadcast(name string, load func(path string) (any, error)) (any, error) {
+// note records where this executor's copy of name is, numbered seq,
+// unless it has one.
+func (loaded *loadedStore) note(name string, seq uint64, path string) {
+	loaded.Lock()
+	defer loaded.Unlock()
+	if loaded.m[name] == nil {
+		loaded.m[name] = &loadedBroadcast{seq: seq, path: path}
+	}
+}
+
+// load is name's value, decoded from the executor's copy by load at the
+// first call.
+func (loaded *loadedStore) load(name string, load func(path string) (any, error)) (any, error) {
 	loaded.Lock()
 	e := loaded.m[name]
 	loaded.Unlock()
@@ -275,16 +283,16 @@ func loadBroadcast(name string, load func(path string) (any, error)) (any, error
 	return e.v, e.err
 }
 
-// dropReleased drops owner's copies of broadcasts the driver released
+// dropReleased drops the copies of broadcasts the driver released
 // (destroyed, or their run ended) before this task's stage was
 // submitted: those numbered up to the task's BroadcastSeq that its files
 // no longer list. Later broadcasts (another run's, added after this
 // action was planned) are kept whether listed or not.
-func dropReleased(ctx context.Context, owner *shuffleenv.Env, upTo uint64) {
+func (loaded *loadedStore) dropReleased(ctx context.Context, upTo uint64) {
 	var gone []string
 	loaded.Lock()
 	for name, e := range loaded.m {
-		if e.owner == owner && e.seq != 0 && e.seq <= upTo {
+		if e.seq != 0 && e.seq <= upTo {
 			if _, err := framework.TaskContextOf(ctx).File(name); err != nil {
 				gone = append(gone, name)
 			}
@@ -292,17 +300,31 @@ func dropReleased(ctx context.Context, owner *shuffleenv.Env, upTo uint64) {
 	}
 	loaded.Unlock()
 	for _, name := range gone {
-		dropBroadcast(name)
+		loaded.drop(name)
 	}
 }
 
-// dropBroadcast forgets this process's copy of name and removes the file.
-func dropBroadcast(name string) {
+// drop forgets the executor's copy of name and removes the file.
+func (loaded *loadedStore) drop(name string) {
 	loaded.Lock()
 	e := loaded.m[name]
 	delete(loaded.m, name)
 	loaded.Unlock()
 	if e != nil && e.path != "" {
 		os.Remove(e.path)
+	}
+}
+
+// dropAll forgets every copy and removes the files (the application
+// ended in this process).
+func (loaded *loadedStore) dropAll() {
+	loaded.Lock()
+	m := loaded.m
+	loaded.m = map[string]*loadedBroadcast{}
+	loaded.Unlock()
+	for _, e := range m {
+		if e.path != "" {
+			os.Remove(e.path)
+		}
 	}
 }

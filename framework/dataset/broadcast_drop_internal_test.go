@@ -9,7 +9,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // keptNames is, per key, the name of keptBroadcast's broadcast.
@@ -34,7 +33,13 @@ var plainCount = Job("test.plain-count", func(b *Builder, _ string) error {
 	return err
 })
 
-func holdsBroadcast(name string) bool {
+// holdsBroadcast reports whether fc's executor (local mode: its
+// environment, in this process) holds a copy of name.
+func holdsBroadcast(fc *framework.Context, name string) bool {
+	return driverState(fc).loaded.holds(name)
+}
+
+func (loaded *loadedStore) holds(name string) bool {
 	loaded.Lock()
 	defer loaded.Unlock()
 	return loaded.m[name] != nil
@@ -70,16 +75,16 @@ func TestExecutorsDropReleasedBroadcasts(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := keptNames[t.Name()+"/a"], keptNames[t.Name()+"/b"]
-	if !holdsBroadcast(a) || !holdsBroadcast(b) {
-		t.Fatalf("after their runs the executors hold %s: %v, %s: %v; want both (no task ran since)", a, holdsBroadcast(a), b, holdsBroadcast(b))
+	if !holdsBroadcast(fc, a) || !holdsBroadcast(other, b) {
+		t.Fatalf("after their runs the executors hold %s: %v, %s: %v; want both (no task ran since)", a, holdsBroadcast(fc, a), b, holdsBroadcast(other, b))
 	}
 	if _, err := plainCount.Run(ctx, fc, ""); err != nil {
 		t.Fatal(err)
 	}
-	if holdsBroadcast(a) {
+	if holdsBroadcast(fc, a) {
 		t.Errorf("the executor still holds %s after a task of a later stage that no longer lists it", a)
 	}
-	if !holdsBroadcast(b) {
+	if !holdsBroadcast(other, b) {
 		t.Errorf("a task of one driver dropped another driver's broadcast %s", b)
 	}
 }
@@ -88,22 +93,13 @@ func TestExecutorsDropReleasedBroadcasts(t *testing.T) {
 // task's BroadcastSeq: a later one (another run's, added after the task's
 // action was planned, so not in its stage's files) is kept.
 func TestDropReleasedKeepsLaterBroadcasts(t *testing.T) {
-	mine, theirs := &shuffleenv.Env{}, &shuffleenv.Env{}
-	loaded.Lock()
-	for name, e := range map[string]*loadedBroadcast{
-		"t-old.fbc": {owner: mine, seq: 5}, "t-new.fbc": {owner: mine, seq: 9}, "t-theirs.fbc": {owner: theirs, seq: 1},
-	} {
-		loaded.m[name] = e
-	}
-	loaded.Unlock()
-	t.Cleanup(func() {
-		for _, n := range []string{"t-old.fbc", "t-new.fbc", "t-theirs.fbc"} {
-			dropBroadcast(n)
-		}
-	})
+	mine, theirs := newState(), newState()
+	mine.loaded.m["t-old.fbc"] = &loadedBroadcast{seq: 5}
+	mine.loaded.m["t-new.fbc"] = &loadedBroadcast{seq: 9}
+	theirs.loaded.m["t-theirs.fbc"] = &loadedBroadcast{seq: 1}
 	// not a task's context: no file is listed
-	dropReleased(context.Background(), mine, 7)
-	if got := [3]bool{holdsBroadcast("t-old.fbc"), holdsBroadcast("t-new.fbc"), holdsBroadcast("t-theirs.fbc")}; got != [3]bool{false, true, true} {
+	mine.loaded.dropReleased(context.Background(), 7)
+	if got := [3]bool{mine.loaded.holds("t-old.fbc"), mine.loaded.holds("t-new.fbc"), theirs.loaded.holds("t-theirs.fbc")}; got != [3]bool{false, true, true} {
 		t.Fatalf("held after dropReleased(upTo 7): old, new, theirs = %v, want [false true true]", got)
 	}
 }

@@ -53,6 +53,11 @@ type Builder struct {
 	err      error // the first failed action's error
 	buildErr error // a source that cannot be planned
 
+	// st is the application's state in this process: on the driver the
+	// Context's environment's (its runner's), on an executor the one its
+	// task runs in (broadcast copies)
+	st *state
+
 	// executor side
 	replay *replay
 	lazy   []func() error // encodings of action results, done when next needed
@@ -96,6 +101,11 @@ type capture struct {
 
 func newDriverBuilder(job string, args []byte, r *runner, fc *framework.Context) *Builder {
 	b := &Builder{job: job, args: args, sites: map[string]int{}, values: map[string][]byte{}, run: r, fc: fc}
+	if r != nil {
+		b.st = r.st
+	} else {
+		b.st = driverState(fc)
+	}
 	b.settings = settings{DefaultParallelism: 2, MaxPartitionBytes: 128 << 20, OpenCostInBytes: 4 << 20, StorageMemory: 300 << 20}
 	if fc != nil {
 		b.settings.DefaultParallelism = defaultParallelism(fc)

@@ -93,36 +93,38 @@ func Unpersist[T any](ds Dataset[T]) Dataset[T] {
 	}
 	ds.n.storage = 0
 	if b := ds.n.b; b.Driver() && b.run != nil {
-		dropNodeCache(b.run.runID, ds.n.id)
+		b.st.cache.dropNode(b.run.runID, ds.n.id)
 	}
 	return ds
 }
 
-// dropUnpersisted drops, in this process, run's partitions of nodes
-// nodes that the body unpersisted.
-func dropUnpersisted(run string, nodes []node) {
+// dropUnpersisted drops, from c, run's partitions of nodes nodes that
+// the body unpersisted.
+func (c *cacheStore) dropUnpersisted(run string, nodes []node) {
 	for _, n := range nodes {
 		if in := n.info(); in.unpersisted {
-			dropNodeCache(run, in.id)
+			c.dropNode(run, in.id)
 		}
 	}
 }
 
-// cached holds partitions of persisted datasets computed in this process,
-// by run, node and partition, and the memory they take of the storage
-// budget (the latest task's settings.StorageMemory). Partitions of the
-// maxCacheRuns most recent runs are kept: an executor does not learn when
-// a run ends, so older runs' partitions (and files) are dropped as new
-// runs arrive, and their memory is the first evicted when the budget is
-// short.
-var cached = struct {
+// cacheStore holds partitions of persisted datasets one application
+// computed in this process (its environment's: state), by run, node and
+// partition, and the memory they take of the storage budget (the latest
+// task's settings.StorageMemory). Partitions of the maxCacheRuns most
+// recent runs are kept: an executor does not learn when a run ends, so
+// older runs' partitions (and files) are dropped as new runs arrive, and
+// their memory is the first evicted when the budget is short. Another
+// application's runs (another Context in this process) are not counted,
+// evicted or dropped.
+type cacheStore struct {
 	sync.Mutex
 	m      map[cacheKey]*cacheEntry
 	runs   []string // runs with entries, oldest first
 	used   int64
 	budget int64
 	seq    uint64
-}{m: map[cacheKey]*cacheEntry{}}
+}
 
 const maxCacheRuns = 8
 
@@ -139,17 +141,18 @@ type cacheEntry struct {
 	seq   uint64 // creation order: older entries are evicted first
 	recs  any    // []T
 	path  string // the encoded records, on disk
-	bytes int64  // estimated memory of recs, reserved from the budget (under cached's lock)
+	bytes int64  // estimated memory of recs, reserved from the budget (under its cacheStore's lock)
 	kept  bool
 	err   error
 }
 
-// runCached emits partition p of n from this process's cache, computing
-// and keeping it first if it is not there. Concurrent tasks needing the
-// same partition compute it once.
+// runCached emits partition p of n from the application's cache on this
+// executor, computing and keeping it first if it is not there. Concurrent
+// tasks needing the same partition compute it once.
 func runCached[T any](tc *taskContext, n *tnode[T], p int, emit func([]T) error) error {
+	cached := &tc.env.state.cache
 	k := cacheKey{run: tc.env.runID, node: n.id, part: p}
-	e := cacheEntryFor(k, tc.storage)
+	e := cached.entryFor(k, tc.storage)
 	e.once.Do(func() { e.err = fill(tc, n, k, e) })
 	if e.err != nil || !e.kept {
 		cached.Lock()
@@ -176,9 +179,9 @@ func runCached[T any](tc *taskContext, n *tnode[T], p int, emit func([]T) error)
 	return nil
 }
 
-// cacheEntryFor is k's entry, made if there is none; budget is the task's
+// entryFor is k's entry, made if there is none; budget is the task's
 // storage memory.
-func cacheEntryFor(k cacheKey, budget int64) *cacheEntry {
+func (cached *cacheStore) entryFor(k cacheKey, budget int64) *cacheEntry {
 	cached.Lock()
 	defer cached.Unlock()
 	if budget > 0 {
@@ -187,7 +190,7 @@ func cacheEntryFor(k cacheKey, budget int64) *cacheEntry {
 	if !slices.Contains(cached.runs, k.run) {
 		cached.runs = append(cached.runs, k.run)
 		if len(cached.runs) > maxCacheRuns {
-			dropRunLocked(cached.runs[0])
+			cached.dropRunLocked(cached.runs[0])
 		}
 	}
 	e := cached.m[k]
@@ -207,6 +210,7 @@ func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err e
 	if n.storage == DiskOnly {
 		return fillDisk(tc, n, k, e)
 	}
+	cached := &tc.env.state.cache
 	var recs []T
 	var size int64
 	var sp *spillWriter[T]
@@ -222,7 +226,7 @@ func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err e
 			}
 		}
 		if err != nil || over {
-			release(size)
+			cached.release(size)
 			return
 		}
 		e.recs, e.kept = recs, true
@@ -236,7 +240,7 @@ func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err e
 		}
 		if !over {
 			need := estimateSize(codec, b)
-			if over = !reserve(k.run, need); !over {
+			if over = !cached.reserve(k.run, need); !over {
 				size += need
 			}
 		}
@@ -244,7 +248,7 @@ func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err e
 			recs = append(recs, b...)
 			return nil
 		}
-		release(size)
+		cached.release(size)
 		size = 0
 		var err error
 		if sp, err = newSpillWriter[T](tc, k); err != nil {
@@ -285,6 +289,7 @@ func fillDisk[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) er
 		os.Remove(sp.path)
 		return err
 	}
+	cached := &tc.env.state.cache
 	cached.Lock()
 	e.path, e.kept = sp.path, true
 	cached.Unlock()
@@ -293,7 +298,7 @@ func fillDisk[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) er
 
 // reserve takes n bytes of the storage budget for run, evicting other
 // runs' in-memory partitions (oldest first) to make room.
-func reserve(run string, n int64) bool {
+func (cached *cacheStore) reserve(run string, n int64) bool {
 	cached.Lock()
 	defer cached.Unlock()
 	for cached.used+n > cached.budget {
@@ -315,32 +320,43 @@ func reserve(run string, n int64) bool {
 	return true
 }
 
-func release(n int64) {
+func (cached *cacheStore) release(n int64) {
 	cached.Lock()
 	defer cached.Unlock()
 	cached.used -= n
 }
 
-// dropCache forgets run's cached partitions, in memory and on disk.
-func dropCache(run string) {
+// dropRun forgets run's cached partitions, in memory and on disk.
+func (cached *cacheStore) dropRun(run string) {
 	cached.Lock()
 	defer cached.Unlock()
-	dropRunLocked(run)
+	cached.dropRunLocked(run)
 }
 
-// dropNodeCache forgets run's cached partitions of node, in memory and
-// on disk.
-func dropNodeCache(run string, node dagscheduler.NodeID) {
+// dropNode forgets run's cached partitions of node, in memory and on
+// disk.
+func (cached *cacheStore) dropNode(run string, node dagscheduler.NodeID) {
 	cached.Lock()
 	defer cached.Unlock()
 	for k, e := range cached.m {
 		if k.run == run && k.node == node {
-			dropEntryLocked(k, e)
+			cached.dropEntryLocked(k, e)
 		}
 	}
 }
 
-func dropEntryLocked(k cacheKey, e *cacheEntry) {
+// dropAll forgets every cached partition, in memory and on disk (the
+// application ended in this process).
+func (cached *cacheStore) dropAll() {
+	cached.Lock()
+	defer cached.Unlock()
+	for k, e := range cached.m {
+		cached.dropEntryLocked(k, e)
+	}
+	cached.runs = nil
+}
+
+func (cached *cacheStore) dropEntryLocked(k cacheKey, e *cacheEntry) {
 	delete(cached.m, k)
 	cached.used -= e.bytes
 	e.bytes = 0
@@ -349,10 +365,10 @@ func dropEntryLocked(k cacheKey, e *cacheEntry) {
 	}
 }
 
-func dropRunLocked(run string) {
+func (cached *cacheStore) dropRunLocked(run string) {
 	for k, e := range cached.m {
 		if k.run == run {
-			dropEntryLocked(k, e)
+			cached.dropEntryLocked(k, e)
 		}
 	}
 	cached.runs = slices.DeleteFunc(cached.runs, func(r string) bool { return r == run })

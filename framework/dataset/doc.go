@@ -226,6 +226,26 @@
 // replicated levels (…_2) are not offered; StorageLevel's documentation
 // says why.
 //
+// # Who owns the runtime state
+//
+// Nothing a running application holds lives in a package variable. The
+// cached partitions, the broadcast and payload copies an executor
+// loaded, the graphs its tasks rebuilt and, on a driver, the numbers of
+// the broadcasts it published are one state per application per process,
+// kept in its runtime environment (framework/stagetask.Env). The
+// environment's creator owns it: the local backend makes one per Context
+// (so two local Contexts in one process never see each other's cache,
+// budget, evictions or broadcasts), each coarse or fine executor one for
+// its application, and a Context without an in-process executor a
+// driver-only one. Tasks find it in their context (stagetask.EnvFrom);
+// the driver side reaches its Context's through internal/driverseam.
+// Closing it — the backend's or executor's stop, the Context's Stop —
+// drops every cached partition, broadcast copy and rebuilt graph, files
+// included. What stays process-wide is code: the jobs Job and JobResult
+// register by name at init (and the stage task functions they add) are
+// the binary's, the same in every Context, as gob.Register's types are;
+// flint.Main freezes them before any Context exists.
+//
 // # Checkpointing
 //
 // Checkpoint(ds) marks a dataset to be saved to reliable storage (Spark's

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/flint-mesos/flint/framework"
-	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // A task's payload is its jobWire: the job's arguments, its frozen values
@@ -40,7 +39,7 @@ const (
 type payloadRef struct {
 	Name string // the added file's name
 	Size int    // the part's bytes
-	Seq  uint64 // published.seq when it was added
+	Seq  uint64 // the driver's publishedSeq when it was added
 }
 
 // payloads is what a run published: the files by content, and the
@@ -122,6 +121,7 @@ func (r *runner) publishPart(raw []byte) (payloadRef, error) {
 	if err := os.WriteFile(path, encodeChunks(raw, broadcastChunk), 0o600); err != nil {
 		return payloadRef{}, err
 	}
+	published := &r.st.published
 	published.Lock()
 	defer published.Unlock()
 	if err := r.fc.AddFile(path); err != nil {
@@ -178,18 +178,14 @@ func checkTaskSize(fc *framework.Context, b *Builder, w *jobWire, encoded int) e
 // fetchParts puts the parts of w shipped as files back into w, from this
 // executor's copies (each file fetched once per executor by its file
 // store, decoded once and shared by its tasks).
-func fetchParts(ctx context.Context, owner *shuffleenv.Env, job string, w *jobWire) error {
+func (loaded *loadedStore) fetchParts(ctx context.Context, job string, w *jobWire) error {
 	for k, ref := range w.Parts {
 		p, err := framework.TaskContextOf(ctx).File(ref.Name)
 		if err != nil {
 			return fmt.Errorf("dataset: job %q: %s: %w", job, partName(k), err)
 		}
-		loaded.Lock()
-		if loaded.m[ref.Name] == nil {
-			loaded.m[ref.Name] = &loadedBroadcast{owner: owner, seq: ref.Seq, path: p}
-		}
-		loaded.Unlock()
-		v, err := loadBroadcast(ref.Name, func(path string) (any, error) {
+		loaded.note(ref.Name, ref.Seq, p)
+		v, err := loaded.load(ref.Name, func(path string) (any, error) {
 			enc, err := os.ReadFile(path)
 			if err != nil {
 				return nil, err

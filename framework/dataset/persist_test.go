@@ -174,7 +174,7 @@ var diskOnlyJob = dataset.Job("test.disk-only", func(b *dataset.Builder, a persi
 	if b.Driver() {
 		out.computed = append(out.computed, computed.Value())
 		out.filesPersisted = glob()
-		out.memUsed, out.memParts = dataset.CachedInMemory()
+		out.memUsed, out.memParts = dataset.CachedInMemory(b)
 	}
 	if out.second, err = dataset.Collect(recs); err != nil {
 		return err

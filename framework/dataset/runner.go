@@ -28,6 +28,9 @@ type runner struct {
 	fc    *framework.Context
 	job   string
 	runID string
+	// st is the Context's state in this process (its environment's):
+	// broadcast numbers, and in local mode the executor's cache
+	st *state
 	// payloads are the large parts of the run's tasks' payloads, shipped
 	// as files (payload.go)
 	payloads payloads
@@ -36,12 +39,12 @@ type runner struct {
 func newRunner(ctx context.Context, fc *framework.Context, job string) (*runner, error) {
 	var id [8]byte
 	rand.Read(id[:])
-	return &runner{ctx: ctx, fc: fc, job: job, runID: hex.EncodeToString(id[:])}, nil
+	return &runner{ctx: ctx, fc: fc, job: job, runID: hex.EncodeToString(id[:]), st: driverState(fc)}, nil
 }
 
 // close releases what the run left: its shuffles in the driver's
-// map-output tracker, and the partitions it cached in this process (local
-// mode's executor is this process).
+// map-output tracker, and the partitions it cached in the Context's
+// environment (local mode's executor is this process).
 func (r *runner) close(b *Builder) {
 	if r.fc != nil && b != nil {
 		for _, def := range b.shuffles {
@@ -57,7 +60,7 @@ func (r *runner) close(b *Builder) {
 			}
 		}
 	}
-	dropCache(r.runID)
+	r.st.cache.dropRun(r.runID)
 }
 
 // jobWire is what every task of one action gets as its job's arguments:
@@ -95,7 +98,7 @@ func (r *runner) runJob(b *Builder, idx int, action string, final node, parts []
 	if err := r.shipLarge(b, w); err != nil {
 		return nil, err
 	}
-	w.BroadcastSeq = publishedSeq()
+	w.BroadcastSeq = r.st.published.last()
 	if err := gob.NewEncoder(&args).Encode(w); err != nil {
 		return nil, fmt.Errorf("dataset: encode the job for its tasks: %w", err)
 	}

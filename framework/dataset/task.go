@@ -14,7 +14,6 @@ import (
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/task"
-	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
 // taskOutput is what a task returns as its Output.Value: a result task's
@@ -26,13 +25,22 @@ type taskOutput struct {
 	Accums []accUpdate
 }
 
-// rebuilt caches graphs rebuilt on this executor by (run, action): the
-// body runs once per executor per action, not once per task.
-var rebuilt = struct {
+// rebuiltStore caches the graphs an application's tasks rebuilt on this
+// executor (its environment's: state), by (run, action): the body runs
+// once per executor per action, not once per task.
+type rebuiltStore struct {
 	sync.Mutex
 	m     map[[32]byte]*rebuildEntry
 	order [][32]byte
-}{m: map[[32]byte]*rebuildEntry{}}
+}
+
+// clear forgets every rebuilt graph (the application ended here).
+func (r *rebuiltStore) clear() {
+	r.Lock()
+	defer r.Unlock()
+	clear(r.m)
+	r.order = nil
+}
 
 type rebuildEntry struct {
 	once sync.Once
@@ -47,8 +55,10 @@ func rebuildKey(job string, w *jobWire) [32]byte {
 }
 
 // rebuild replays j's body up to the task's action, once per (run,
-// action) in this process, and checks the graph against the driver's.
-func rebuild(j jobEntry, w *jobWire) (*capture, error) {
+// action) in the application's state s, and checks the graph against the
+// driver's.
+func rebuild(s *state, j jobEntry, w *jobWire) (*capture, error) {
+	rebuilt := &s.rebuilt
 	key := rebuildKey(j.name(), w)
 	rebuilt.Lock()
 	e := rebuilt.m[key]
@@ -62,12 +72,15 @@ func rebuild(j jobEntry, w *jobWire) (*capture, error) {
 		}
 	}
 	rebuilt.Unlock()
-	e.once.Do(func() { e.c, e.err = replayBody(j, w) })
+	e.once.Do(func() { e.c, e.err = replayBody(s, j, w) })
 	return e.c, e.err
 }
 
-func replayBody(j jobEntry, w *jobWire) (c *capture, err error) {
+// replayBody rebuilds j's graph up to w's action, in the application's
+// state s (its broadcasts).
+func replayBody(s *state, j jobEntry, w *jobWire) (c *capture, err error) {
 	b := newReplayBuilder(j.name(), w.Args, w.Values, w.Action)
+	b.st = s
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("dataset: job %q panicked while its graph was rebuilt on this executor: %v\n%s", j.name(), p, task.TrimStack(debug.Stack()))
@@ -95,34 +108,35 @@ func runTask(ctx context.Context, j jobEntry, t *stagetask.Task) (stagetask.Outp
 	if err := gob.NewDecoder(bytes.NewReader(t.Args)).Decode(&w); err != nil {
 		return stagetask.Output{}, fmt.Errorf("dataset: job %q: decode the task's job: %w", j.name(), err)
 	}
-	sh, ok := shuffleenv.FromContext(ctx)
-	if !ok {
+	xe, ok := stagetask.EnvFrom(ctx)
+	if !ok || xe.Shuffle() == nil {
 		return stagetask.Output{}, stagetask.ErrNoShuffle
 	}
-	dropReleased(ctx, sh, w.BroadcastSeq)
-	if err := fetchParts(ctx, sh, j.name(), &w); err != nil {
+	sh, st := xe.Shuffle(), stateOf(xe)
+	st.loaded.dropReleased(ctx, w.BroadcastSeq)
+	if err := st.loaded.fetchParts(ctx, j.name(), &w); err != nil {
 		return stagetask.Output{}, err
 	}
-	c, err := rebuild(j, &w)
+	c, err := rebuild(st, j, &w)
 	if err != nil {
 		return stagetask.Output{}, err
 	}
 	if len(c.b.accums) > 0 {
 		// a job with accumulators: this task gets its own replay of the
 		// body, so its updates are its own
-		if c, err = replayBody(j, &w); err != nil {
+		if c, err = replayBody(st, j, &w); err != nil {
 			return stagetask.Output{}, err
 		}
 	}
-	if err := noteBroadcastFiles(ctx, sh, c.b); err != nil {
+	if err := st.loaded.noteBroadcastFiles(ctx, c.b); err != nil {
 		return stagetask.Output{}, err
 	}
 	node, ok := strings.CutPrefix(t.Node, string(runPrefix(w.RunID)))
 	if !ok {
 		return stagetask.Output{}, fmt.Errorf("%w in job %q: the driver's task runs node %s, not one of run %s", ErrGraphMismatch, j.name(), t.Node, w.RunID)
 	}
-	dropUnpersisted(w.RunID, c.b.nodes)
-	env := &taskEnv{runID: w.RunID, shuffle: sh, task: t}
+	st.cache.dropUnpersisted(w.RunID, c.b.nodes)
+	env := &taskEnv{runID: w.RunID, state: st, shuffle: sh, task: t}
 	defer env.close()
 	tc := &taskContext{ctx: ctx, env: env, storage: c.b.settings.StorageMemory}
 	out, res, err := runPipeline(tc, c, t, dagscheduler.NodeID(node))

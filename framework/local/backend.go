@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sirupsen/logrus"
@@ -9,6 +10,7 @@ import (
 	"github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 	"github.com/flint-mesos/flint/shuffle/shuffleenv"
@@ -29,6 +31,7 @@ type Backend struct {
 	log      logrus.FieldLogger
 	rt       *executor.Runtime
 	shuffle  *shuffleenv.Env // the in-process executor's shuffle: files read directly, never served
+	env      *stagetask.Env  // the Context's runtime state (over shuffle): its tasks' and its driver's dataset layer's
 	d        backend.Driver
 	slab     []flintpb.TaskDescription // descriptions not handed out yet (Apply's goroutine only)
 }
@@ -38,7 +41,10 @@ type Backend struct {
 // runs.
 const descSlab = 16
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend    = (*Backend)(nil)
+	_ stagetask.EnvOwner = (*Backend)(nil)
+)
 
 // New builds the local backend for a local master.
 func New(p backend.Params) (backend.Backend, error) {
@@ -56,6 +62,8 @@ func New(p backend.Params) (backend.Backend, error) {
 	if b.shuffle, err = shuffleenv.Start(set, false, p.Logger); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
+	b.env = stagetask.NewEnv(b.shuffle)
+	base := stagetask.NewContext(context.Background(), b.env)
 	rt, err := executor.New(executor.Config{
 		ExecutorID:          ExecutorID,
 		Cores:               b.threads,
@@ -64,7 +72,7 @@ func New(p backend.Params) (backend.Backend, error) {
 		MaxDirectResultSize: p.Config.Size("flint.task.maxDirectResultSize"),
 		Registry:            p.Registry,
 		Logger:              p.Logger,
-		BaseContext:         func() context.Context { return shuffleenv.NewContext(context.Background(), b.shuffle) },
+		BaseContext:         func() context.Context { return base },
 		Job:                 p.Config,
 	}, b.update)
 	if err != nil {
@@ -138,14 +146,22 @@ func (b *Backend) FetchResult(_ context.Context, _ string, blockID string) ([]by
 func (b *Backend) DefaultParallelism() int { return b.threads }
 
 // Stop implements backend.Backend: it kills running tasks and waits
-// for them.
+// for them, then releases the Context's runtime state (cached
+// partitions, broadcasts, rebuilt graphs) and the shuffle's files.
 func (b *Backend) Stop(ctx context.Context) error {
 	if err := b.rt.Close(ctx); err != nil {
+		b.env.Close()
 		b.shuffle.Close()
 		return fmt.Errorf("local: stop executor runtime: %w", err)
 	}
-	if err := b.shuffle.Close(); err != nil {
+	if err := errors.Join(b.env.Close(), b.shuffle.Close()); err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
 	return nil
 }
+
+// TaskEnv implements stagetask.EnvOwner: the in-process executor's
+// environment is the Context's (its driver's dataset layer drops a run's
+// cached partitions there), created with the backend and closed by Stop
+// once the tasks have returned.
+func (b *Backend) TaskEnv() *stagetask.Env { return b.env }

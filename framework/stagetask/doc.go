@@ -28,4 +28,20 @@
 // needing typed writers use the executor's shuffleenv.Env itself
 // (shuffleenv.FromContext). driver.Driver.RunStages runs a job of
 // stages this way through the driver loop's DAG core in every mode.
+//
+// # The environment
+//
+// An Env is one application's runtime state in one process: the
+// executor's shuffle and, by key, what the layers above keep beyond a
+// task (the dataset layer's cached partitions, loaded broadcasts, rebuilt
+// graphs and broadcast numbers). Its creator owns it and hands it to
+// tasks through the base context of the executor runtime (NewContext;
+// EnvFrom reads it): the local backend makes one per Context (the
+// Context reaches it as the backend's TaskEnv), each coarse or fine
+// executor one for the application it runs, and a Context without an
+// in-process executor a driver-only one. Closing it (the backend's or
+// executor's Stop, the Context's Stop) releases that state, files
+// included; two Contexts in one process never share it. Registrations
+// (Register, and the jobs the dataset layer registers by name at init)
+// are code, not state, and stay process-wide like gob.Register.
 package stagetask

@@ -1,7 +1,8 @@
 // Package driverseam is the internal seam between the user's API and the
 // driver behind it: the dataset layer and Flint's own test kits reach a
 // framework.Context's driver (framework/driver: RunStages, shuffle ids
-// and releases, cached-partition locations) and its UI store here, so the
+// and releases, cached-partition locations), its UI store and its runtime environment
+// (framework/stagetask.Env) here, so the
 // Context shows users none of that plumbing. Only this module can import
 // it.
 //
@@ -13,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/flint-mesos/flint/framework/driver"
+	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/uistore"
 )
 
@@ -22,6 +24,10 @@ type Seam struct {
 	Driver *driver.Driver
 	// UIStore is the operator UI's store, nil when the UI is off.
 	UIStore *uistore.Store
+	// Env is the Context's runtime state in this process: in local mode
+	// its in-process executor's environment (the local backend's), else a
+	// driver-only one; the Context closes it when it stops.
+	Env *stagetask.Env
 }
 
 var of func(fc any) (Seam, bool)

@@ -94,7 +94,8 @@ func (d *deaths) wait() { d.wg.Wait() }
 
 // reportLost reports executor e lost to the driver with a description of
 // its death: written on its own goroutine (it reads the sandbox), handed
-// to the driver by the owner.
+// to the driver by the owner — or, when the master has no address to read
+// the sandbox through, at once.
 func (b *Backend) reportLost(e *executor, st *mesos.TaskStatus, lost string, causedByApp bool) {
 	if b.deaths.closed {
 		return
@@ -104,6 +105,14 @@ func (b *Backend) reportLost(e *executor, st *mesos.TaskStatus, lost string, cau
 		master = sandbox.MasterURL(b.conn.Master())
 	}
 	death := sandbox.Death{ExecutorID: e.id, Host: e.host, AgentID: e.agentID, FrameworkID: b.frameworkID, Status: st, Lost: lost}
+	if master == "" {
+		// No master address to find the sandbox through: the report is
+		// Mesos' status alone, written and handed over here, in the order
+		// of the owner's other calls on the driver (no goroutine — what
+		// lets a simulation drive the backend deterministically).
+		b.d.ExecutorLost(e.id, sandbox.Describe(context.Background(), b.deaths.client, "", death), causedByApp)
+		return
+	}
 	b.deaths.wg.Add(1)
 	go func() {
 		defer b.deaths.wg.Done()

@@ -221,8 +221,16 @@ func unwanted(e *executor, stopping bool) string {
 }
 
 // StatusUpdate goes to the driver loop, which frees the task's cores on
-// its terminal update (gwInlet drops RUNNING, which the loop ignores).
+// its terminal update (gwInlet drops RUNNING, which the loop ignores) —
+// unless its executor was reported lost already: the driver ended that
+// executor's tasks with it, and an update sent before it died that comes
+// after its Mesos status (another way round the network) would end an
+// attempt twice, or register a lost executor's map output.
 func (g gatewayEvents) StatusUpdate(u *flintpb.StatusUpdate) {
+	if e := g.b.execs[u.ExecutorId]; e == nil || e.lost {
+		g.b.log.WithField("executor", u.ExecutorId).Debugf("coarse: dropped task %d's %s from executor %s, reported lost before", u.TaskId, u.State, u.ExecutorId)
+		return
+	}
 	g.b.d.StatusUpdate(flintconv.StatusUpdate(u))
 }
 

@@ -161,10 +161,10 @@ func TestHarnessStatusUpdates(t *testing.T) {
 	r.b.Apply(launch(1, 2))
 	r.expect(nil, []string{"launch 0 [1 2]"}, nil)
 	ev := r.streams.Events()
-	ev.StatusUpdate(&flintpb.StatusUpdate{TaskId: 1, Attempt: 1, State: flintpb.TaskState_TASK_RUNNING})
-	ev.StatusUpdate(&flintpb.StatusUpdate{TaskId: 1, Attempt: 1, State: flintpb.TaskState_TASK_FINISHED,
+	ev.StatusUpdate(&flintpb.StatusUpdate{TaskId: 1, Attempt: 1, ExecutorId: "0", State: flintpb.TaskState_TASK_RUNNING})
+	ev.StatusUpdate(&flintpb.StatusUpdate{TaskId: 1, Attempt: 1, ExecutorId: "0", State: flintpb.TaskState_TASK_FINISHED,
 		Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: []byte("ok")}}})
-	ev.StatusUpdate(&flintpb.StatusUpdate{TaskId: 2, Attempt: 1, State: flintpb.TaskState_TASK_FAILED})
+	ev.StatusUpdate(&flintpb.StatusUpdate{TaskId: 2, Attempt: 1, ExecutorId: "0", State: flintpb.TaskState_TASK_FAILED})
 	r.expect(nil, nil, []string{"status 1 TASK_FINISHED", "status 2 TASK_FAILED"})
 }
 

@@ -1,7 +1,9 @@
 // Package sim is a deterministic simulation of a Mesos cluster driving the
-// real driver (framework/driver) and the real fine-grained Mesos backend
-// (package fine) on virtual time, with faults drawn from a seed and
-// invariants checked after every step (issue 28).
+// real driver (framework/driver) and a real Mesos backend — fine-grained
+// (package fine) or, for half the seeds, coarse-grained (package coarse,
+// whose executors' gateway the sim plays through coarse.WithStreams) — on
+// virtual time, with faults drawn from a seed and invariants checked after
+// every step (issue 28).
 //
 // It owns two models and runs the real driver, all on one goroutine
 // (Run's):
@@ -40,7 +42,10 @@
 // status updates duplicated; updates delayed by seeded jitter, which
 // reorders them across tasks, and with Reorder a stale RUNNING delivered
 // after a task's terminal update; offers rescinded; slow agents
-// (stragglers, for speculation).
+// (stragglers, for speculation); master failovers and driver↔master
+// network partitions (calls lost, events held, then a re-subscription,
+// after which the master answers the connection's explicit
+// reconciliation: TASK_LOST for a task it never heard of).
 //
 // Invariants (checked after every step; the first violation ends the run
 // with the seed, the violation and the last steps of the trace):
@@ -54,6 +59,12 @@
 //   - a job's results are its partitions' own, each computed from every
 //     map output read exactly once (a value built from a stale or partial
 //     snapshot of the map-output tracker differs), and no job fails;
+//   - each result partition is accepted once, from the first of its
+//     successes to reach the driver (every value names its attempt), and
+//     map tasks' accumulator updates (their values, through the job's
+//     OnMapOutput) are applied once per successful attempt;
+//   - the framework holds no more cpus than flint.cores.max, as the
+//     master accounts them;
 //   - the map-output tracker holds no output written by an attempt on an
 //     executor the backend reported lost before (checked after every
 //     step, against the tracker itself: Driver.InspectMapOutputs);

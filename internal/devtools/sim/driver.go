@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
 	"github.com/flint-mesos/flint/framework/driver"
 	flintevent "github.com/flint-mesos/flint/framework/event"
@@ -58,6 +59,10 @@ type simDriver struct {
 	// the tracker's bytes for the largest ended job's shuffle and its map
 	// outputs (Result.TrackerBytes)
 	trackerBytes, trackerOutputs int
+	// firstDone is, per result partition (shuffle, partition), the attempt
+	// whose FINISHED reached the driver first: the result it must accept,
+	// once (a later success is a duplicate it drops, Spark's rule).
+	firstDone map[outputKey]uint64
 }
 
 // simJob is one job: a map stage of maps tasks writing shuffle id, then a
@@ -66,6 +71,7 @@ type simJob struct {
 	id, shuffle, maps, reduces int
 	sub                        *driver.Submission
 	ended                      bool
+	mapAccs                    []int // map index → accumulator updates applied (OnMapOutput)
 }
 
 // attempt is a launched attempt: where, in which generation of its
@@ -76,6 +82,8 @@ type attempt struct {
 	exec    string
 	gen     int
 	ends    int
+	done    bool // its FINISHED reached the driver
+	applied bool // its map accumulator update was applied (OnMapOutput)
 }
 
 func newDriver(s *Sim) (*simDriver, error) {
@@ -88,7 +96,8 @@ func newDriver(s *Sim) (*simDriver, error) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	log.SetLevel(logrus.PanicLevel)
-	sd := &simDriver{s: s, bus: flintevent.NewBus(0), attempts: map[uint64]*attempt{}, gens: map[string]int{}, execs: map[string]int{}}
+	sd := &simDriver{s: s, bus: flintevent.NewBus(0), attempts: map[uint64]*attempt{}, gens: map[string]int{}, execs: map[string]int{},
+		firstDone: map[outputKey]uint64{}}
 	sd.d, err = driver.New(driver.Config{Sched: sched, Now: s.clk.Now, Bus: sd.bus, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("sim: driver: %w", err)
@@ -111,6 +120,7 @@ func (sd *simDriver) stop() {
 
 func (sd *simDriver) submit() {
 	j := &simJob{id: len(sd.jobs), shuffle: len(sd.jobs), maps: sd.s.cfg.Tasks, reduces: max(1, sd.s.cfg.Tasks/4)}
+	j.mapAccs = make([]int, j.maps)
 	if r := sd.s.cfg.Reducers; r > 0 {
 		j.reduces = r
 	}
@@ -120,7 +130,8 @@ func (sd *simDriver) submit() {
 		{ID: "reduce", Name: fmt.Sprintf("reduce %d", j.id), Partitions: j.reduces,
 			Deps: []dagscheduler.Dep{{Kind: dagscheduler.Shuffle, Parent: "map", ShuffleID: j.shuffle}}},
 	}}
-	sub, err := sd.d.Submit(&driver.StageJob{Spec: spec, Description: fmt.Sprintf("sim job %d", j.id)})
+	sub, err := sd.d.Submit(&driver.StageJob{Spec: spec, Description: fmt.Sprintf("sim job %d", j.id),
+		OnMapOutput: func(shuffle, m int, v []byte) { sd.mapAccumulator(j, shuffle, m, v) }})
 	if err != nil {
 		sd.s.fail("submit job %d: %v", j.id, err)
 		return
@@ -162,11 +173,8 @@ func (sd *simDriver) afterStep() {
 			sd.s.fail("job %d failed: %v", j.id, err)
 			return
 		}
-		for r, v := range out {
-			if want := expectedReduce(j.shuffle, j.maps, r); !bytes.Equal(v, want) {
-				sd.s.fail("job %d: partition %d is %q, want %q", j.id, r, v, want)
-				return
-			}
+		if !sd.checkResults(j, out) {
+			return
 		}
 		sd.finished++
 		sd.s.logf("job %d finished: %d partitions correct", j.id, len(out))
@@ -181,6 +189,36 @@ func (sd *simDriver) afterStep() {
 			sd.submit()
 		}
 	}
+}
+
+// checkResults asserts a job's results: each partition's value is its
+// own, computed from every map output once, and the one the driver
+// accepted is the first success of the partition to reach it (its
+// accumulator update applied once per partition); every map task's
+// accumulator update was applied.
+func (sd *simDriver) checkResults(j *simJob, out [][]byte) bool {
+	for r, v := range out {
+		body, tg, _ := parseTag(v)
+		tid := tg.tid
+		if want := expectedReduce(j.shuffle, j.maps, r); !bytes.Equal(body, want) || tg.shuffle != j.shuffle || tg.partition != r {
+			sd.s.fail("job %d: partition %d is %q, want %q", j.id, r, v, want)
+			return false
+		}
+		// The result accepted, once: the first success of the
+		// partition to reach the driver (its accumulator update is
+		// applied from this one value, once per partition).
+		if first := sd.firstDone[outputKey{j.shuffle, r}]; tid != first {
+			sd.s.fail("job %d: partition %d's result is attempt %d's, but attempt %d's FINISHED reached the driver first", j.id, r, tid, first)
+			return false
+		}
+	}
+	for m, n := range j.mapAccs {
+		if n == 0 {
+			sd.s.fail("job %d: map %d's accumulator update was never applied", j.id, m)
+			return false
+		}
+	}
+	return true
 }
 
 // done reports whether every job ended.
@@ -233,6 +271,15 @@ func (sd *simDriver) ExecutorUp(id, host string, cores int) {
 func (sd *simDriver) ExecutorLost(id, reason string, causedByApp bool) {
 	sd.s.record(func() {
 		sd.s.logf("driver: executor %s lost: %s", id, firstLine(reason))
+		if sd.s.cfg.Coarse {
+			// A coarse executor's tasks end with it: no update of theirs
+			// follows its loss (its stream ended after its last one).
+			for _, a := range sd.attempts {
+				if a.exec == id && a.ends == 0 {
+					a.ends = 1
+				}
+			}
+		}
 		sd.gens[id]++
 		delete(sd.execs, id)
 		sd.d.ExecutorLost(id, reason, causedByApp)
@@ -249,6 +296,9 @@ func (sd *simDriver) StatusUpdate(u *backend.StatusUpdate) {
 			return
 		}
 		sd.s.logf("driver: %d %s", u.TaskID, u.State)
+		if u.State == scheduler.Finished {
+			sd.finishedUpdate(a, u)
+		}
 		if u.State != scheduler.Running {
 			a.ends++
 			if a.ends > 1 {
@@ -259,6 +309,50 @@ func (sd *simDriver) StatusUpdate(u *backend.StatusUpdate) {
 		sd.d.StatusUpdate(u)
 		sd.pending = true
 	})
+}
+
+// finishedUpdate notes a FINISHED update on its way to the driver: the
+// attempt succeeded, and a result partition's first success is the
+// result the driver must accept.
+func (sd *simDriver) finishedUpdate(a *attempt, u *backend.StatusUpdate) {
+	a.done = true
+	var raw []byte
+	var out stagetask.Output
+	if err := codec.Gob.Unmarshal(u.Result, &raw); err != nil {
+		sd.s.fail("attempt %d: undecodable result: %v", u.TaskID, err)
+		return
+	}
+	if err := out.UnmarshalBinary(raw); err != nil {
+		sd.s.fail("attempt %d: undecodable output: %v", u.TaskID, err)
+		return
+	}
+	body, tg, ok := parseTag(out.Value)
+	if ok && len(body) > 0 { // a result task's
+		k := outputKey{tg.shuffle, tg.partition}
+		if _, seen := sd.firstDone[k]; !seen {
+			sd.firstDone[k] = u.TaskID
+		}
+	}
+}
+
+// mapAccumulator is the job's OnMapOutput: a map task's accumulator
+// update, which the driver must apply once per successful map task — from
+// an attempt whose FINISHED reached it, never twice for one attempt.
+func (sd *simDriver) mapAccumulator(j *simJob, shuffle, m int, v []byte) {
+	_, tg, ok := parseTag(v)
+	tid := tg.tid
+	a := sd.attempts[tid]
+	switch {
+	case !ok || tg.shuffle != shuffle || shuffle != j.shuffle || tg.partition != m || a == nil:
+		sd.s.fail("job %d: map %d of shuffle %d applied the accumulator update %q, not its own", j.id, m, shuffle, v)
+	case !a.done:
+		sd.s.fail("job %d: map %d applied attempt %d's accumulator update, whose FINISHED never reached the driver", j.id, m, tid)
+	case a.applied:
+		sd.s.fail("job %d: map %d applied attempt %d's accumulator update twice", j.id, m, tid)
+	default:
+		a.applied = true
+		j.mapAccs[m]++
+	}
 }
 
 // Abort implements backend.Driver.

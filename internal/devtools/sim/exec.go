@@ -3,6 +3,7 @@ package sim
 import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"bytes"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -37,6 +38,42 @@ func reduceValue(r, blocks int, sum uint64) []byte {
 	return []byte(fmt.Sprintf("r%d:%d blocks:%d records", r, blocks, sum))
 }
 
+// attemptTag ends a task's value: the attempt that computed it (the
+// driver's task id), its job's shuffle and its partition. A map task's value is its tag
+// alone — its accumulator update, which the driver hands the job's
+// OnMapOutput once per successful map task; a result task's value is also
+// its accumulator update, applied once per partition from the result the
+// driver accepted.
+func attemptTag(shuffle, partition int, tid uint64) []byte {
+	return []byte(fmt.Sprintf(" @s%d p%d t%d", shuffle, partition, tid))
+}
+
+// parseTag splits a task's value into what it computed and its tag.
+func parseTag(v []byte) (body []byte, t tag, ok bool) {
+	i := bytes.LastIndex(v, []byte(" @s"))
+	if i < 0 {
+		return v, t, false
+	}
+	if _, err := fmt.Sscanf(string(v[i:]), " @s%d p%d t%d", &t.shuffle, &t.partition, &t.tid); err != nil {
+		return v, t, false
+	}
+	return v[:i], t, true
+}
+
+// tag is what attemptTag wrote.
+type tag struct {
+	shuffle, partition int
+	tid                uint64
+}
+
+// readShuffle is the shuffle a result task reads (its job's one).
+func readShuffle(st *stagetask.Task) int {
+	if len(st.Reads) == 0 {
+		return -1
+	}
+	return st.Reads[0].ShuffleID
+}
+
 func expectedReduce(shuffle, maps, r int) []byte {
 	var sum uint64
 	for m := range maps {
@@ -51,29 +88,34 @@ func decodeTask(data []byte) (*flintpb.TaskDescription, *stagetask.Task, error) 
 	if err := td.Unmarshal(data); err != nil {
 		return nil, nil, fmt.Errorf("description: %w", err)
 	}
+	st, err := stageOf(&td)
+	return &td, st, err
+}
+
+// stageOf reads the stage task a task description's input carries.
+func stageOf(td *flintpb.TaskDescription) (*stagetask.Task, error) {
 	var raw []byte
 	if err := codec.Gob.Unmarshal(td.Input, &raw); err != nil {
-		return nil, nil, fmt.Errorf("input: %w", err)
+		return nil, fmt.Errorf("input: %w", err)
 	}
 	var st stagetask.Task
 	if err := st.UnmarshalBinary(raw); err != nil {
-		return nil, nil, fmt.Errorf("stage task: %w", err)
+		return nil, fmt.Errorf("stage task: %w", err)
 	}
-	return &td, &st, nil
+	return &st, nil
 }
 
-// execute is a task's body run on its executor when its time is up: the
+// execute is a task's body run on its executor e when its time is up: the
 // output the driver's DAG core reads.
-func (m *master) execute(t *mtask) stagetask.Output {
-	st := t.stage
+func (m *master) execute(st *stagetask.Task, e *executor, tid uint64, name string) stagetask.Output {
 	if st.Kind == stagetask.Map {
 		sizes := make([]uint64, st.NumReduces)
 		for r := range sizes {
 			sizes[r] = 100 * mapValue(st.ShuffleID, st.Partition, r)
 		}
-		e := m.agents[t.agent].execs[t.exec]
 		e.outputs[outputKey{st.ShuffleID, st.Partition}] = true
-		return stagetask.Output{Sizes: sizes, Location: mapoutput.Location{Host: m.agents[t.agent].host, Address: t.exec}}
+		return stagetask.Output{Sizes: sizes, Location: mapoutput.Location{Host: e.agent.host, Address: e.id},
+			Value: attemptTag(st.ShuffleID, st.Partition, tid)}
 	}
 	var blocks int
 	var sum uint64
@@ -91,11 +133,11 @@ func (m *master) execute(t *mtask) stagetask.Output {
 				switch {
 				case e == nil || !e.outputs[outputKey{rd.ShuffleID, b.MapIndex}]:
 					ff.Message = "sim: the executor does not hold this output"
-					m.s.logf("task %s: fetch of shuffle %d map %d from %s failed", t.id, rd.ShuffleID, b.MapIndex, g.Location.ExecutorID)
+					m.s.logf("%s: fetch of shuffle %d map %d from %s failed", name, rd.ShuffleID, b.MapIndex, g.Location.ExecutorID)
 					return stagetask.Output{FetchFailure: ff}
 				case inject:
 					ff.Message = "sim: injected fetch failure"
-					m.s.logf("FAULT task %s: fetch of shuffle %d map %d from %s fails", t.id, rd.ShuffleID, b.MapIndex, g.Location.ExecutorID)
+					m.s.logf("FAULT %s: fetch of shuffle %d map %d from %s fails", name, rd.ShuffleID, b.MapIndex, g.Location.ExecutorID)
 					return stagetask.Output{FetchFailure: ff}
 				}
 				if m.s.cfg.skipBlock && st.Partition == 0 && b.MapIndex == 0 {
@@ -106,7 +148,7 @@ func (m *master) execute(t *mtask) stagetask.Output {
 			}
 		}
 	}
-	return stagetask.Output{Value: reduceValue(st.Partition, blocks, sum)}
+	return stagetask.Output{Value: append(reduceValue(st.Partition, blocks, sum), attemptTag(readShuffle(st), st.Partition, tid)...)}
 }
 
 // encodeOutput is a task's output as its executor sends it, with the Mesos
@@ -115,10 +157,20 @@ func (m *master) execute(t *mtask) stagetask.Output {
 // with the FetchFailed end reason naming the block, as the executor runtime
 // sends it (Spark's FetchFailed TaskEndReason).
 func encodeOutput(taskID uint64, out stagetask.Output) ([]byte, mesos.TaskState, error) {
+	u, state, err := wireOutput(taskID, out)
+	if err != nil {
+		return nil, 0, err
+	}
+	data, err := u.Marshal()
+	return data, state, err
+}
+
+// wireOutput is encodeOutput's update before it is marshalled (a coarse
+// executor sends it on its stream as it is).
+func wireOutput(taskID uint64, out stagetask.Output) (*flintpb.StatusUpdate, mesos.TaskState, error) {
 	if ff := out.FetchFailure; ff != nil {
-		data, err := (&flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FAILED,
-			Failure: flintexec.FetchFailed(ff)}).Marshal()
-		return data, mesos.TASK_FAILED, err
+		return &flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FAILED,
+			Failure: flintexec.FetchFailed(ff)}, mesos.TASK_FAILED, nil
 	}
 	raw, err := out.MarshalBinary()
 	if err != nil {
@@ -128,7 +180,6 @@ func encodeOutput(taskID uint64, out stagetask.Output) ([]byte, mesos.TaskState,
 	if err != nil {
 		return nil, 0, err
 	}
-	data, err := (&flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FINISHED,
-		Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: enc}}}).Marshal()
-	return data, mesos.TASK_FINISHED, err
+	return &flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FINISHED,
+		Result: &flintpb.TaskResult{Value: &flintpb.TaskResult_Inline{Inline: enc}}}, mesos.TASK_FINISHED, nil
 }

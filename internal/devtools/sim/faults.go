@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -70,6 +71,11 @@ func (m *master) crashExecutor() {
 		return
 	}
 	m.s.logf("FAULT executor %s on %s crashes", e.id, a.id)
+	if m.s.cfg.Coarse {
+		msg := mesos.REASON_COMMAND_EXECUTOR_FAILED
+		m.exitCoarse(e, mesos.TASK_FAILED, &msg, "executor crashed")
+		return
+	}
 	reason := mesos.REASON_EXECUTOR_TERMINATED
 	for _, id := range sortedKeys(m.tasks) {
 		if t := m.tasks[id]; t.agent == a.id && t.exec == e.id {
@@ -85,6 +91,59 @@ func (m *master) crashExecutor() {
 	m.send(m.fromAgent(a.id), func() { m.h.ExecutorLost(mesos.AgentID{Value: a.id}, mesos.ExecutorID{Value: e.id}, 9) })
 }
 
+// partition cuts the network between the driver and the master: the
+// driver's calls are lost on the way (those that wait for an answer fail,
+// as a timed-out HTTP call does), the master's events are held (agents
+// retry their updates; the master keeps the framework's tasks for its
+// failover timeout and rescinds its offers, which the driver does not
+// hear of), and the driver's connection notices the silence after 2–5 s
+// (missed heartbeats: Disconnected). The partition heals 5–20 s after it
+// began: the connection subscribes again, to the same leader.
+func (m *master) partition() {
+	if m.down || m.stopped {
+		return
+	}
+	m.down, m.cut = true, true
+	m.s.logf("FAULT partition between the driver and master %s", m.info.ID)
+	m.voidOffers()
+	noticed := 2*time.Second + time.Duration(m.s.rng.Int64N(int64(3*time.Second)))
+	m.s.at(noticed, func() { m.h.Disconnected(errPartitioned) })
+	m.s.at(noticed+3*time.Second+time.Duration(m.s.rng.Int64N(int64(12*time.Second))), func() {
+		m.down, m.cut = false, false
+		m.s.logf("the partition heals; the framework re-subscribes to %s", m.info.ID)
+		m.h.Subscribed(frameworkID, m.info, true)
+		m.reconcile()
+	})
+}
+
+// reconcile answers the explicit reconciliation mesosconn makes after a
+// re-subscription, for every task it launched and saw no end of: a task
+// the master does not know (its launch was lost, or refused while the
+// framework was away) is TASK_LOST (REASON_RECONCILIATION), as Mesos
+// answers; a live one's RUNNING changes nothing and is not sent.
+func (m *master) reconcile() {
+	reason := mesos.REASON_RECONCILIATION
+	for _, id := range sortedKeys(m.unended) {
+		if m.tasks[id] != nil {
+			continue
+		}
+		m.s.logf("reconcile %s: unknown to the master", id)
+		m.deliver(status(&mtask{id: id}, mesos.TASK_LOST, mesos.SOURCE_MASTER, &reason, nil))
+	}
+}
+
+var errPartitioned = errors.New("sim: no heartbeat from the master: the network is partitioned")
+
+// voidOffers takes back every outstanding offer, unanswered.
+func (m *master) voidOffers() {
+	for _, id := range sortedKeys(m.offers) {
+		o := m.offers[id]
+		delete(m.offers, id)
+		m.alloc.OfferAnswered(frameworkID)
+		m.alloc.Recover(o.agent, frameworkID, scalars(o.cpus, o.mem), nil, m.s.clk.Now())
+	}
+}
+
 // failover is a master failover: the framework's stream breaks
 // (Disconnected), outstanding offers are void, calls fail until the
 // framework re-subscribes 1–3 s later to a new leader (a new master id);
@@ -96,17 +155,13 @@ func (m *master) failover() {
 	m.down = true
 	m.leader++
 	m.s.logf("FAULT master failover: leader sim-m%d steps down", m.leader)
-	for _, id := range sortedKeys(m.offers) {
-		o := m.offers[id]
-		delete(m.offers, id)
-		m.alloc.OfferAnswered(frameworkID)
-		m.alloc.Recover(o.agent, frameworkID, scalars(o.cpus, o.mem), nil, m.s.clk.Now())
-	}
+	m.voidOffers()
 	m.h.Disconnected(errDisconnected)
 	m.s.at(time.Second+time.Duration(m.s.rng.Int64N(int64(2*time.Second))), func() {
 		m.down = false
 		m.info.ID = "sim-m" + strconv.Itoa(m.leader+1)
 		m.s.logf("master %s leads; the framework re-subscribes", m.info.ID)
 		m.h.Subscribed(frameworkID, m.info, true)
+		m.reconcile()
 	})
 }

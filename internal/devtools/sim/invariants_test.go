@@ -105,3 +105,39 @@ func TestOutputOfLostExecutorIsCaught(t *testing.T) {
 		t.Fatalf("violation %q, want a map output from a lost executor", r.Violation)
 	}
 }
+
+// A map task's accumulator update is applied once per successful attempt:
+// from an attempt whose FINISHED reached the driver, never twice.
+func TestMapAccumulatorRuleIsCaught(t *testing.T) {
+	s, d := bareDriver(t)
+	j := &simJob{shuffle: 3, maps: 2, mapAccs: make([]int, 2)}
+	d.attempts[5] = &attempt{done: true}
+	d.attempts[6] = &attempt{}
+	d.mapAccumulator(j, 3, 1, attemptTag(3, 1, 5))
+	if s.violation != "" || j.mapAccs[1] != 1 {
+		t.Fatalf("first update: violation %q, applied %v", s.violation, j.mapAccs)
+	}
+	d.mapAccumulator(j, 3, 1, attemptTag(3, 1, 5))
+	if !strings.Contains(s.violation, "applied attempt 5's accumulator update twice") {
+		t.Fatalf("violation %q, want attempt 5's update applied twice", s.violation)
+	}
+	s.violation = ""
+	d.mapAccumulator(j, 3, 0, attemptTag(3, 0, 6))
+	if !strings.Contains(s.violation, "whose FINISHED never reached the driver") {
+		t.Fatalf("violation %q, want an update of an attempt that never finished", s.violation)
+	}
+}
+
+// A result partition's value must be its first success's: a later
+// attempt's result replacing it is a result accepted twice.
+func TestResultAcceptedTwiceIsCaught(t *testing.T) {
+	s, d := bareDriver(t)
+	j := &simJob{shuffle: 0, maps: 1, reduces: 1, mapAccs: []int{1}}
+	d.jobs = []*simJob{j}
+	d.firstDone[outputKey{0, 0}] = 10
+	out := [][]byte{append(expectedReduce(0, 1, 0), attemptTag(0, 0, 11)...)}
+	d.checkResults(j, out)
+	if !strings.Contains(s.violation, "partition 0's result is attempt 11's, but attempt 10's FINISHED reached the driver first") {
+		t.Fatalf("violation %q, want partition 0 accepted from the wrong attempt", s.violation)
+	}
+}

@@ -33,6 +33,7 @@ type master struct {
 	alloc *allocator.Allocator
 	cfg   *config.Config
 	h     mesosconn.Handler
+	gw    *streams // the coarse backend's executor gateway (nil with fine)
 	info  mesos.MasterInfo
 
 	agents    map[string]*agent
@@ -41,7 +42,12 @@ type master struct {
 	execIdx   map[string]*executor // live executors, by Mesos executor id
 	agentLast map[string]time.Time // when the last event from each agent reaches the framework
 	leader    int                  // master failovers so far (the leader id's suffix)
-	down      bool                 // the framework is disconnected: a failover is under way
+	down      bool                 // the framework is disconnected: a failover or a partition is under way
+	cut       bool                 // a partition: the driver's calls are lost on the way
+	// unended is the tasks the framework launched (its connection's
+	// record) with no terminal update delivered yet: what mesosconn's
+	// explicit reconciliation asks about after a re-subscription.
+	unended   map[string]bool
 	nextOffer int
 	nextAgent int
 	inflight  int // status updates and other events scheduled for delivery
@@ -62,6 +68,10 @@ func (m *master) call(fn func()) {
 	m.inflight++
 	m.s.at(at.Sub(m.s.clk.Now()), func() {
 		m.inflight--
+		if m.cut {
+			m.s.logf("a call of the driver is lost in the partition")
+			return
+		}
 		fn()
 	})
 }
@@ -77,10 +87,13 @@ type agent struct {
 
 type executor struct {
 	id        string
-	cpus, mem float64
+	agent     *agent
+	cpus, mem float64 // a fine executor's own (a coarse one's are its Mesos task's)
 	tasks     int
 	idleToken int
 	outputs   map[outputKey]bool // map outputs it serves
+	cores     int                // a coarse executor's cores
+	coarse    map[uint64]*ctask  // a coarse executor's running tasks, by the driver's task id
 }
 
 type offer struct {
@@ -94,12 +107,15 @@ type mtask struct {
 	cpus, mem       float64
 	flintID         uint64
 	stage           *stagetask.Task
+	coarse          bool // a coarse executor (a command task; exec is its own id)
 }
 
 func newMaster(s *Sim, alloc *allocator.Allocator, cfg *config.Config) *master {
-	host, port := "sim-master", uint32(5050)
-	return &master{s: s, alloc: alloc, cfg: cfg, info: mesos.MasterInfo{ID: "sim-m1", Hostname: &host, Port: &port},
-		agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{}, agentLast: map[string]time.Time{},
+	// No address: the backends read no dead executor's sandbox over HTTP
+	// (their reports are Mesos' status alone, written in their owner's
+	// round) — nothing leaves the process.
+	return &master{s: s, alloc: alloc, cfg: cfg, info: mesos.MasterInfo{ID: "sim-m1"},
+		unended: map[string]bool{}, agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{}, agentLast: map[string]time.Time{},
 		idle: cfg.Duration("flint.mesos.fine.executorIdleTimeout")}
 }
 
@@ -123,7 +139,7 @@ func (m *master) start() {
 		n  int
 		fn func()
 		at time.Duration // fixed, instead of while work runs
-	}{{f.AgentLosses, m.loseAgent, 0}, {f.Crashes, m.crashExecutor, 0}, {f.Failovers, m.failover, m.s.cfg.FailoverAt}} {
+	}{{f.AgentLosses, m.loseAgent, 0}, {f.Crashes, m.crashExecutor, 0}, {f.Failovers, m.failover, m.s.cfg.FailoverAt}, {f.Partitions, m.partition, 0}} {
 		for range fault.n {
 			at := fault.at
 			if at == 0 {
@@ -196,6 +212,9 @@ func (m *master) allocate() {
 		mo := mesos.Offer{ID: mesos.OfferID{Value: o.id}, FrameworkID: mesos.FrameworkID{Value: frameworkID},
 			AgentID: mesos.AgentID{Value: g.AgentID}, Hostname: a.host, Resources: res}
 		for _, e := range sortedKeys(a.execs) {
+			if m.s.cfg.Coarse {
+				break // command tasks: Mesos lists no executor of the framework
+			}
 			mo.ExecutorIDs = append(mo.ExecutorIDs, mesos.ExecutorID{Value: e})
 			o.execs = append(o.execs, e)
 		}
@@ -230,6 +249,9 @@ func (m *master) deliver(st mesos.TaskStatus) {
 	send := func(d time.Duration, st mesos.TaskStatus, what string) {
 		m.send(d, func() {
 			m.s.logf("update %s %s (%s)%s", st.TaskID.Value, st.GetState(), st.GetSource(), what)
+			if terminal(st.GetState()) {
+				delete(m.unended, st.TaskID.Value)
+			}
 			m.h.Update(st)
 		})
 	}
@@ -328,13 +350,20 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 		}
 		needC += mesosconn.Scalar(ti.Resources, "cpus")
 		needM += mesosconn.Scalar(ti.Resources, "mem")
+		if m.s.cfg.Coarse {
+			if ti.Executor != nil || ti.Command == nil {
+				m.s.fail("coarse executor task %s is not a command task", ti.TaskID.Value)
+				return
+			}
+			continue
+		}
 		if ti.Executor == nil {
 			m.s.fail("task %s names no executor", ti.TaskID.Value)
 			return
 		}
 		eid := ti.Executor.ExecutorID.Value
 		if a.execs[eid] == nil && newExecs[eid] == nil {
-			e := &executor{id: eid, cpus: mesosconn.Scalar(ti.Executor.Resources, "cpus"), mem: mesosconn.Scalar(ti.Executor.Resources, "mem"),
+			e := &executor{id: eid, agent: a, cpus: mesosconn.Scalar(ti.Executor.Resources, "cpus"), mem: mesosconn.Scalar(ti.Executor.Resources, "mem"),
 				outputs: map[outputKey]bool{}}
 			newExecs[eid] = e
 			needC += e.cpus
@@ -344,6 +373,10 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 				goneM += e.mem
 			}
 		}
+	}
+	if m.s.cfg.Coarse {
+		m.launchCoarse(ids, agentID, offC, offM, needC, needM, tasks)
+		return
 	}
 	// Over-committed as the offers told the framework: its bug.
 	if over := func(c, mem float64) bool { return c > offC+eps || mem > offM+eps }; over(needC-goneC, needM-goneM) {
@@ -391,8 +424,38 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 		m.tasks[t.id] = t
 		a.execs[t.exec].tasks++
 		m.deliver(status(t, mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil, nil))
-		run := time.Duration(a.slow * float64(m.s.cfg.MeanTask/2+time.Duration(m.s.rng.ExpFloat64()*float64(m.s.cfg.MeanTask/2))))
-		m.s.at(run, func() { m.finish(t) })
+		m.s.at(m.runTime(a), func() { m.finish(t) })
+	}
+}
+
+// runTime is a task's seeded run time on agent a.
+func (m *master) runTime(a *agent) time.Duration {
+	return time.Duration(a.slow * float64(m.s.cfg.MeanTask/2+time.Duration(m.s.rng.ExpFloat64()*float64(m.s.cfg.MeanTask/2))))
+}
+
+// launchCoarse is an ACCEPT of coarse executors (command tasks) on agent
+// agentID, its offers already answered: over-committed, it is the
+// backend's bug; otherwise each executor starts.
+func (m *master) launchCoarse(ids []string, agentID string, offC, offM, needC, needM float64, tasks []mesos.TaskInfo) {
+	if needC > offC+eps || needM > offM+eps {
+		m.s.fail("offer over-committed: ACCEPT of %v on %s needs %.2f cpus %.0f MiB, the offers hold %.2f cpus %.0f MiB",
+			ids, agentID, needC, needM, offC, offM)
+		return
+	}
+	a := m.agents[agentID]
+	m.alloc.Recover(agentID, frameworkID, scalars(offC-needC, offM-needM), &masterRefuse, m.s.clk.Now())
+	a.usedC += needC
+	a.usedM += needM
+	for i := range tasks {
+		ti := &tasks[i]
+		t := &mtask{id: ti.TaskID.Value, agent: agentID, exec: ti.TaskID.Value, coarse: true,
+			cpus: mesosconn.Scalar(ti.Resources, "cpus"), mem: mesosconn.Scalar(ti.Resources, "mem")}
+		if m.tasks[t.id] != nil || m.execIdx[t.id] != nil {
+			m.s.fail("executor task id %s launched while one of that id is live", t.id)
+			return
+		}
+		m.tasks[t.id] = t
+		m.startCoarse(a, t)
 	}
 }
 
@@ -409,6 +472,9 @@ func (m *master) end(t *mtask) bool {
 	a.usedC -= t.cpus
 	a.usedM -= t.mem
 	m.alloc.Recover(a.id, frameworkID, scalars(t.cpus, t.mem), nil, m.s.clk.Now())
+	if t.coarse {
+		return true
+	}
 	if e := a.execs[t.exec]; e != nil {
 		e.tasks--
 		if e.tasks == 0 && m.idle > 0 {
@@ -426,7 +492,7 @@ func (m *master) finish(t *mtask) {
 	if !m.end(t) {
 		return
 	}
-	data, state, err := encodeOutput(t.flintID, m.execute(t))
+	data, state, err := encodeOutput(t.flintID, m.execute(t.stage, m.agents[t.agent].execs[t.exec], t.flintID, "task "+t.id))
 	if err != nil {
 		m.s.fail("encode result: %v", err)
 		return
@@ -458,6 +524,14 @@ func (m *master) kill(taskID string, agentID string) {
 		return
 	}
 	m.s.logf("kill %s", taskID)
+	if t.coarse {
+		m.s.at(time.Millisecond, func() {
+			if e := m.execIdx[t.id]; e != nil {
+				m.exitCoarse(e, mesos.TASK_KILLED, nil, "killed through Mesos")
+			}
+		})
+		return
+	}
 	m.s.at(time.Millisecond, func() {
 		if m.end(t) {
 			m.deliver(status(t, mesos.TASK_KILLED, mesos.SOURCE_EXECUTOR, nil, nil))
@@ -507,6 +581,9 @@ func (m *master) loseAgent() {
 		if t := m.tasks[id]; t.agent == a.id {
 			m.end(t)
 			m.deliver(status(t, mesos.TASK_LOST, mesos.SOURCE_MASTER, &reason, nil))
+			if t.coarse { // the process is gone with its agent: its stream breaks
+				m.breakStream(t.id, "its agent was lost")
+			}
 		}
 	}
 	m.send(m.jitter(), func() { m.h.AgentLost(mesos.AgentID{Value: a.id}) })
@@ -514,14 +591,42 @@ func (m *master) loseAgent() {
 }
 
 // quiet reports whether no task is live, nothing is on its way and no
-// executor is left.
-func (m *master) quiet() bool { return len(m.tasks) == 0 && m.inflight == 0 && len(m.execIdx) == 0 }
+// executor is left — or, with coarse executors (which live until the
+// driver stops), none runs a task or holds a map output.
+func (m *master) quiet() bool {
+	if m.inflight > 0 {
+		return false
+	}
+	if !m.s.cfg.Coarse {
+		return len(m.tasks) == 0 && len(m.execIdx) == 0
+	}
+	for _, e := range m.execIdx {
+		if e.tasks > 0 || len(e.outputs) > 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // executors is how many executors run.
 func (m *master) executors() int { return len(m.execIdx) }
 
-// check asserts that no agent runs more than it has.
+// check asserts that no agent runs more than it has and that the
+// framework holds no more cpus than flint.cores.max, as the master
+// accounts them (its live tasks' and executors').
 func (m *master) check() {
+	if c := m.s.cfg.CoresMax; c > 0 {
+		var held float64
+		for _, t := range m.tasks {
+			held += t.cpus
+		}
+		for _, e := range m.execIdx {
+			held += e.cpus
+		}
+		if held > float64(c)+eps {
+			m.s.fail("the framework holds %.2f cpus, over flint.cores.max=%d", held, c)
+		}
+	}
 	var bad []string // collected unsorted (cheap), reported in order (deterministic)
 	for id, a := range m.agents {
 		if !a.gone && (a.usedC > a.cpus+eps || a.usedM > a.mem+eps) {
@@ -547,7 +652,12 @@ func (c conn) Launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) error {
 		return errDisconnected
 	}
 	offerIDs, tasks = slices.Clone(offerIDs), slices.Clone(tasks)
-	c.m.s.record(func() { c.m.call(func() { c.m.launch(offerIDs, tasks) }) })
+	c.m.s.record(func() {
+		for i := range tasks {
+			c.m.unended[tasks[i].TaskID.Value] = true
+		}
+		c.m.call(func() { c.m.launch(offerIDs, tasks) })
+	})
 	return nil
 }
 

@@ -8,12 +8,14 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/coarse"
 	"github.com/flint-mesos/flint/deploy/minimesos/allocator"
 	"github.com/flint-mesos/flint/fine"
 	"github.com/flint-mesos/flint/framework/backend"
@@ -39,6 +41,12 @@ type Config struct {
 	AllocEvery time.Duration // the master's allocation interval (Mesos: 1s)
 	MaxVirtual time.Duration // a run not done by then fails
 	Faults     Faults
+	// Coarse runs the coarse backend (package coarse: long-lived
+	// executors that register over their gateway streams) instead of fine.
+	Coarse bool
+	// CoresMax is flint.cores.max (0: unset); the master checks the
+	// framework never holds more cpus.
+	CoresMax   int
 	TraceLines int // trace lines kept for a failure's report
 	// SkipTrackerCheck skips the per-step walk of the map-output tracker
 	// (a scale run's cost is then the driver's, not the check's).
@@ -65,6 +73,7 @@ type Faults struct {
 	FetchFail   float64       // probability a reduce task's first fetch fails though its output is there
 	Crashes     int           // executors crashed during the run (their tasks FAILED, outputs gone)
 	Failovers   int           // master failovers during the run (new leader id, offers void)
+	Partitions  int           // driver↔master network partitions during the run (calls lost, events held, then healed)
 }
 
 // DefaultConfig is the CI run's cluster: 20 agents of 8 cpus, 3 jobs of
@@ -104,6 +113,21 @@ func Profile(seed int64) Config {
 		Crashes:     r.IntN(3),
 		Failovers:   r.IntN(2),
 	}
+	// Drawn after the rest, so that a seed's cluster, workload and faults
+	// above are what they were before these knobs existed (fineProfile).
+	c.Coarse = r.IntN(2) == 0
+	if r.IntN(3) == 0 {
+		c.CoresMax = 4 + r.IntN(60)
+	}
+	c.Faults.Partitions = r.IntN(2)
+	return c
+}
+
+// fineProfile is Profile as it was before the coarse backend and the
+// knobs drawn after it: what the regression seeds found with fine ran.
+func fineProfile(seed int64) Config {
+	c := Profile(seed)
+	c.Coarse, c.CoresMax, c.Faults.Partitions = false, 0, 0
 	return c
 }
 
@@ -113,8 +137,12 @@ func (c Config) String() string {
 	if len(c.CPUChoices) > 0 {
 		cpus = fmt.Sprint(c.CPUChoices)
 	}
-	return fmt.Sprintf("%d agents × %s cpus (slow %.0f%% ×%.1f), %d jobs × %d tasks of %s (%d at once, speculation %v), faults %+v",
-		c.Agents, cpus, 100*c.SlowAgents, c.SlowFactor, c.Jobs, c.Tasks, c.MeanTask, max(c.Concurrent, 1), c.Speculate, c.Faults)
+	be := "fine"
+	if c.Coarse {
+		be = "coarse"
+	}
+	return fmt.Sprintf("%s backend, %d agents × %s cpus (slow %.0f%% ×%.1f), cores.max %d, %d jobs × %d tasks of %s (%d at once, speculation %v), faults %+v",
+		be, c.Agents, cpus, 100*c.SlowAgents, c.SlowFactor, c.CoresMax, c.Jobs, c.Tasks, c.MeanTask, max(c.Concurrent, 1), c.Speculate, c.Faults)
 }
 
 // Result is what one run did.
@@ -194,9 +222,16 @@ type Sim struct {
 	outMu sync.Mutex
 	out   []func() // calls the backend made, in order, handled after its Flush
 
-	b *fine.Backend
+	b simBackend
 	m *master
 	d *simDriver
+}
+
+// simBackend is the Mesos backend under simulation: fine's or coarse's,
+// both stepped by Flush.
+type simBackend interface {
+	backend.Backend
+	Flush()
 }
 
 // Run simulates one seed.
@@ -225,12 +260,17 @@ func Run(seed int64, cfg Config) (res Result) {
 }
 
 func (s *Sim) run() error {
-	cfg, err := config.Load(config.LoadOptions{Conf: []string{
-		"flint.master=mesos://sim:5050", "flint.mesos.coarse=false", "flint.driver.host=127.0.0.1",
+	conf := []string{
+		"flint.master=mesos://sim:5050", "flint.mesos.coarse=" + strconv.FormatBool(s.cfg.Coarse), "flint.driver.host=127.0.0.1",
 		"flint.executor.uri=http://sim/flint-executor", "flint.executor.memory=512m",
 		"flint.mesos.executor.memoryOverhead=128m", "flint.mesos.mesosExecutor.cores=0.5",
 		"flint.mesos.fine.offerHoldTime=1s", "flint.mesos.fine.noFitTimeout=10min",
-	}})
+		"flint.mesos.coarse.noExecutorTimeout=10min",
+	}
+	if s.cfg.CoresMax > 0 {
+		conf = append(conf, "flint.cores.max="+strconv.Itoa(s.cfg.CoresMax))
+	}
+	cfg, err := config.Load(config.LoadOptions{Conf: conf})
 	if err != nil {
 		return fmt.Errorf("sim: config: %w", err)
 	}
@@ -250,8 +290,13 @@ func (s *Sim) run() error {
 		return err
 	}
 	defer s.d.stop()
-	s.b, err = fine.NewBackend(backend.Params{Master: mst, Config: cfg, Logger: log},
-		fine.WithDialer(s.m.dial), fine.WithClock(s.clk))
+	p := backend.Params{Master: mst, Config: cfg, Logger: log}
+	if s.cfg.Coarse {
+		s.b, err = coarse.NewBackend(p, coarse.WithDialer(s.m.dial), coarse.WithClock(s.clk),
+			coarse.WithStreams(s.m.newStreams, "sim-driver:7077"))
+	} else {
+		s.b, err = fine.NewBackend(p, fine.WithDialer(s.m.dial), fine.WithClock(s.clk))
+	}
 	if err != nil {
 		return fmt.Errorf("sim: backend: %w", err)
 	}
@@ -259,7 +304,13 @@ func (s *Sim) run() error {
 	if err := s.b.Start(context.Background(), s.d); err != nil {
 		return fmt.Errorf("sim: start: %w", err)
 	}
-	defer func() { _ = s.b.Stop(context.Background()) }()
+	defer func() {
+		// Cancelled: coarse's Stop waits for no executor's end on the
+		// sim's clock (the run is over; what it calls is not simulated).
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = s.b.Stop(ctx)
+	}()
 	s.m.start()
 	s.d.start()
 	s.settle()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,21 +36,50 @@ func seeds(t *testing.T) []int64 {
 	return out
 }
 
+// regression is a seed that once broke an invariant, run with the
+// profile it broke under.
+type regression struct {
+	seed    int64
+	profile func(int64) Config
+}
+
 // regressions are seeds that once broke an invariant, with the commit
 // that fixed the bug; they run every time, first.
-var regressions = []int64{
+var regressions = slices.Concat(
 	// 4043422 (fine): an agent's loss never reported its executor lost to
 	// the driver, which kept the executor's map outputs; every reducer
 	// failed fetching them until the job aborted.
-	43, 61, 62, 117, 127, 143, 169, 181, 189, 196, 210, 260,
+	fineSeeds(43, 61, 62, 117, 127, 143, 169, 181, 189, 196, 210, 260),
 	// 2cb5727 (fine): a task placed beside an executor that then crashed
 	// ran on the executor its agent started again, which fine took for
 	// stopped: no shuffle release reached it, it never exited idle.
-	19, 22,
+	fineSeeds(19, 22),
 	// 3ce39e3 (fine): a crashed executor's FAILURE, held by a master
 	// failover, arrived after a new executor started there and marked
 	// the new one stopped: same symptom.
-	24, 35, 38, 54, 76, 83, 87,
+	fineSeeds(24, 35, 38, 54, 76, 83, 87),
+	// 2953300 (coarse): a crashed executor's update, sent before it
+	// died, came after Mesos' status had it reported lost; coarse handed
+	// it to the driver, ending the attempt twice.
+	coarseSeeds(30),
+)
+
+func fineSeeds(seeds ...int64) []regression   { return withProfile(fineProfile, seeds) }
+func coarseSeeds(seeds ...int64) []regression { return withProfile(coarseProfile, seeds) }
+
+func withProfile(p func(int64) Config, seeds []int64) []regression {
+	out := make([]regression, len(seeds))
+	for i, s := range seeds {
+		out[i] = regression{s, p}
+	}
+	return out
+}
+
+// coarseProfile is Profile with the coarse backend.
+func coarseProfile(seed int64) Config {
+	c := Profile(seed)
+	c.Coarse = true
+	return c
 }
 
 // Every seed's run keeps every invariant, with faults on; the regression
@@ -58,9 +88,12 @@ func TestSimulate(t *testing.T) {
 	start := time.Now()
 	var jobs, attempts int
 	var virtual time.Duration
-	all := append(append([]int64{}, regressions...), seeds(t)...)
-	for _, seed := range all {
-		r := Run(seed, Profile(seed))
+	all := regressions
+	for _, seed := range seeds(t) {
+		all = append(all, regression{seed, Profile})
+	}
+	for _, rg := range all {
+		r := Run(rg.seed, rg.profile(rg.seed))
 		if r.Failed() {
 			t.Errorf("%s", r.Report())
 			continue
@@ -77,7 +110,13 @@ func TestSimulate(t *testing.T) {
 // A seed replays exactly: the same trace digest, steps and virtual time.
 func TestSameSeedSameRun(t *testing.T) {
 	cfg := DefaultConfig()
-	for _, seed := range []int64{7} {
+	coarse := cfg
+	coarse.Coarse = true
+	for _, c := range []struct {
+		seed int64
+		cfg  Config
+	}{{7, cfg}, {7, coarse}} {
+		seed, cfg := c.seed, c.cfg
 		a, b := Run(seed, cfg), Run(seed, cfg)
 		if a.Failed() || b.Failed() {
 			t.Fatalf("seed %d failed: %s / %s", seed, a.Violation, b.Violation)

@@ -89,12 +89,12 @@ type Backend struct {
 	stopping    bool
 	frameworkID string
 	diag        diagnosis
-	demand      backend.Demand // the driver loop's, as last applied
-	ended       string         // why the master ended the framework ("" while it lives)
-	localSince  time.Time      // since when offers wait for preferred hosts (zero: not waiting)
-	exited      chan struct{}  // closed and replaced whenever an executor ends
-	deaths      *deaths        // reports of executors that ended (death.go)
-	svcs        *services      // the agents' shuffle services (services.go); nil until one is named
+	demand      backend.Demand                // the driver loop's, as last applied
+	ended       string                        // why the master ended the framework ("" while it lives)
+	localSince  time.Time                     // since when offers wait for preferred hosts (zero: not waiting)
+	exited      chan struct{}                 // closed and replaced whenever an executor ends
+	deaths      *deaths                       // reports of executors that ended (death.go)
+	svcs        *mesosbackend.ShuffleServices // the agents' shuffle services; nil until one is named
 }
 
 // executor is one executor: a Mesos task running a Flint binary in the
@@ -447,7 +447,7 @@ func (b *Backend) Stop(ctx context.Context) error {
 		<-b.own.Done()
 		b.deaths.wait()
 		if b.svcs != nil { // the owner ended: Stop has it now
-			b.svcs.goodbye(ctx)
+			b.svcs.Goodbye(ctx)
 		}
 		err := b.conn.Stop(ctx, !b.set.KeepFramework)
 		if !mesosconn.StopReported(err) {

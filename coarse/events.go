@@ -266,12 +266,12 @@ func (b *Backend) applyBatch(batch *backend.Batch) {
 	}
 	if len(batch.ShuffleServices) > 0 {
 		if b.svcs == nil {
-			b.svcs = newServices(b.secret, b.set.heartbeat, b.log)
+			b.svcs = mesosbackend.NewShuffleServices(b.secret, b.set.heartbeat, "coarse", b.log)
 		}
-		b.svcs.add(batch.ShuffleServices)
+		b.svcs.Add(batch.ShuffleServices)
 	}
 	if batch.Tick && b.svcs != nil {
-		b.svcs.tick(batch.Now)
+		b.svcs.Tick(batch.Now)
 	}
 	if batch.Allocation != nil {
 		b.applyAllocation(batch.Allocation)
@@ -285,8 +285,13 @@ func (b *Backend) applyBatch(batch *backend.Batch) {
 }
 
 // releaseShuffles sends the releases to every registered executor that is
-// not lost (a lost one took its files with it).
+// not lost, and to the agents' shuffle services, which hold the files of
+// executors that are gone (a lost executor without a service took its
+// files with it).
 func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
+	if b.svcs != nil {
+		b.svcs.Release(rs)
+	}
 	for _, id := range slices.Sorted(maps.Keys(b.execs)) {
 		if e := b.execs[id]; !e.registered || e.lost {
 			continue

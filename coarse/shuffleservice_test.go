@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,6 +42,11 @@ type stageWatch struct {
 	attempts map[int]int     // stage → attempts completed
 	failures []string
 	killed   []string
+	// svcDir is the agents' shuffle service's directory; held, the
+	// directories of the shuffles each killed executor had written there
+	// when it was killed.
+	svcDir string
+	held   map[string][]string
 }
 
 func (w *stageWatch) OnEvent(e event.Event) {
@@ -67,6 +74,9 @@ func (w *stageWatch) OnEvent(e event.Event) {
 		for _, p := range w.procs() {
 			if w.ranMap[p.executorID] {
 				w.killed = append(w.killed, p.executorID)
+				if w.svcDir != "" {
+					w.held[p.executorID], _ = filepath.Glob(filepath.Join(shuffleservice.AppsDir(w.svcDir), "*", p.executorID, "shuffle_*"))
+				}
 				if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
 					w.onError(err)
 				}
@@ -88,7 +98,9 @@ func contains(s []string, x string) bool {
 // are killed the moment its map stage completes: the reducers read every
 // output from the service — the map stage ran once, no task saw a fetch
 // failure — and the sums are exact. (Without the service the outputs go
-// with their executors and the map stage runs again.)
+// with their executors and the map stage runs again.) When the run ends
+// the dataset layer releases its shuffle: the service deletes the killed
+// executors' files of it, which it held until then.
 func TestReducersReadKilledExecutorsOutputsFromTheShuffleService(t *testing.T) {
 	svcDir := t.TempDir()
 	log, _ := mesostest.Logger(t)
@@ -102,7 +114,7 @@ func TestReducersReadKilledExecutorsOutputsFromTheShuffleService(t *testing.T) {
 	r := mustRun(t, mesosURL(c), "flint.executor.cores=1", "flint.shuffle.service.enabled=true", "flint.shuffle.service.dir="+svcDir,
 		"flint.task.maxFailures=8", "flint.excludeOnFailure.enabled=false", "flint.mesos.executor.maxFailuresPerAgent=1000")
 	w := &stageWatch{procs: r.executors, onError: func(err error) { t.Error(err) }, mapStage: -1,
-		ranMap: map[string]bool{}, finished: map[int]int{}, attempts: map[int]int{}}
+		ranMap: map[string]bool{}, finished: map[int]int{}, attempts: map[int]int{}, svcDir: svcDir, held: map[string][]string{}}
 	r.fc.AddListener(w)
 	waitFor(t, 60*time.Second, "4 executors on 2 hosts", func() bool { return len(r.executors()) == 4 })
 	const n = 50000
@@ -124,6 +136,20 @@ func TestReducersReadKilledExecutorsOutputsFromTheShuffleService(t *testing.T) {
 		t.Fatalf("wrong sums: %s", indeterminatecheck.FirstDiff(got, want))
 	}
 	w.mu.Lock()
+	killed, held := slices.Clone(w.killed), maps.Clone(w.held)
+	w.mu.Unlock()
+	// the listener must not wait on w.mu while the driver releases the shuffle
+	waitFor(t, 30*time.Second, "the service to delete the released shuffle's files of the killed executors", func() bool {
+		for _, id := range killed {
+			for _, d := range held[id] {
+				if _, err := os.Stat(d); !os.IsNotExist(err) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.killed) == 0 {
 		t.Fatal("no executor was killed when the map stage completed")
@@ -138,8 +164,8 @@ func TestReducersReadKilledExecutorsOutputsFromTheShuffleService(t *testing.T) {
 		}
 	}
 	for _, id := range w.killed {
-		if _, err := os.Stat(shuffleservice.StoreRoot(svcDir, shuffleAppID(t, svcDir), id)); err != nil {
-			t.Errorf("killed executor %s's store: %v", id, err)
+		if len(w.held[id]) == 0 {
+			t.Errorf("killed executor %s had no shuffle in the service's directory when it was killed", id)
 		}
 	}
 }

@@ -87,6 +87,9 @@ type Backend struct {
 	demand      backend.Demand // the driver loop's, as last applied
 	ended       string         // why the master ended the framework ("" while it lives)
 	shutdowns   [][2]string    // executor and agent ids Stop shuts down (flint.mesos.driver.failover)
+	// svcs are the agents' shuffle services the driver named; nil until
+	// one is. Stop says goodbye through it once the owner has ended.
+	svcs *mesosbackend.ShuffleServices
 }
 
 // fitDiag remembers why offers fit no task, for the no-fit error.
@@ -339,6 +342,9 @@ func (b *Backend) Stop(ctx context.Context) error {
 		b.post(func() { b.stop() })
 		<-b.own.Done()
 		b.releases.Wait()
+		if b.svcs != nil { // the owner ended: Stop has it now
+			b.svcs.Goodbye(ctx)
+		}
 		keep := mesosbackend.KeepFramework(b.p.Config)
 		if keep {
 			b.shutdownExecutors() // no TEARDOWN ends them: they would idle until the failover timeout

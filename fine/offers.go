@@ -18,6 +18,7 @@ import (
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/scheduler"
+	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
@@ -661,11 +662,20 @@ func (b *Backend) applyBatch(batch *backend.Batch) {
 	if len(batch.Launches) > 0 {
 		b.launchTasks(flintconv.TaskDescriptions(batch.Launches))
 	}
+	if len(batch.ShuffleServices) > 0 {
+		if b.svcs == nil {
+			b.svcs = mesosbackend.NewShuffleServices(b.secret, b.set.serviceEvery, "fine", b.log)
+		}
+		b.svcs.Add(batch.ShuffleServices)
+	}
 	if batch.Demand != nil {
 		b.demand = *batch.Demand
 		b.updateDemand()
 	}
 	if batch.Tick {
+		if b.svcs != nil {
+			b.svcs.Tick(batch.Now)
+		}
 		b.checkNoFit(batch.Now)
 		b.expire(b.clock.Now())
 	}

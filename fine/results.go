@@ -65,9 +65,14 @@ func (b *Backend) FetchResult(ctx context.Context, executorID, blockID string) (
 
 // releaseShuffles sends the releases as framework messages to the Flint
 // executor of every agent that started one (shuffleenv's release
-// messages): it deletes the outputs and, holding none, may exit on idle.
-// Best effort: an executor that is gone took its files with it.
+// messages): it deletes the outputs and, holding none, may exit on idle;
+// and to the agents' shuffle services, which hold the files of executors
+// that are gone. Best effort: an executor that is gone without a service
+// took its files with it.
 func (b *Backend) releaseShuffles(rs []backend.ShuffleRelease) {
+	if b.svcs != nil {
+		b.svcs.Release(rs)
+	}
 	type target struct{ agentID, executorID string }
 	var ts []target
 	for agentID, ae := range b.agents {

@@ -20,6 +20,9 @@ type settings struct {
 	idleTimeout time.Duration
 	holdTime    time.Duration
 	coresMax    float64 // flint.cores.max; +Inf when unset
+	// serviceEvery is how often the driver heartbeats the agents' shuffle
+	// services (flint.executor.heartbeatInterval, as coarse).
+	serviceEvery time.Duration
 }
 
 func readSettings(cfg *config.Config) (settings, error) {
@@ -31,6 +34,8 @@ func readSettings(cfg *config.Config) (settings, error) {
 		idleTimeout: cfg.Duration("flint.mesos.fine.executorIdleTimeout"),
 		holdTime:    cfg.Duration("flint.mesos.fine.offerHoldTime"),
 		coresMax:    math.Inf(1),
+
+		serviceEvery: cfg.Duration("flint.executor.heartbeatInterval"),
 	}
 	var errs []error
 	for _, err := range commonErrs {

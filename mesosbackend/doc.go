@@ -21,7 +21,11 @@
 //     ContainerInfo coarse and fine executors run in (flint.mesos.executor.docker.*,
 //     flint.mesos.containerizer, flint.mesos.network.*, flint.mesos.executor.home), its port
 //     mappings from the ports the placement plan took, and the environment telling the
-//     executor where its servers listen (contract.EnvShufflePort…).
+//     executor where its servers listen (contract.EnvShufflePort…);
+//   - ShuffleServices: the driver's client of the agents' shuffle services
+//     (flint.shuffle.service.enabled) — heartbeats, released shuffles' deletion, the
+//     goodbye at stop, and a service reported unreachable after UnreachableAfter failed
+//     heartbeats in a row.
 //
 // Errors carry no package prefix: the backends wrap them with theirs ("coarse: ", "fine: ").
 // The backends never import each other; both import this package.

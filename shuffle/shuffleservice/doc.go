@@ -34,11 +34,14 @@
 //
 // # Cleanup
 //
-// The driver sends each service its executors used a heartbeat
+// The driver (either Mesos backend, through mesosbackend.ShuffleServices)
+// sends each service its executors used a heartbeat
 // (POST /shuffle-service/v1/apps/<app>/heartbeat) while the application
-// runs, deletes a released shuffle's files on every one (DELETE
-// …/apps/<app>/shuffles/<id>) and the application's directory when it ends
-// (DELETE …/apps/<app>). An application the service has not heard from for
+// runs, deletes a released shuffle's files on every one from every
+// executor's store (DELETE …/apps/<app>/shuffles/<id> for the executors'
+// own shuffle ids, …/shuffles/<id>?ns=<namespace> for one of a dataset
+// run's namespace, …/namespaces/<namespace> for all of it), and the
+// application's directory when it ends (DELETE …/apps/<app>). An application the service has not heard from for
 // its --app-timeout (a driver killed before it could say goodbye) is
 // removed by the service's sweep, as Spark's Mesos shuffle service removes
 // an application whose driver stopped its heartbeats. Time comes from an

@@ -275,7 +275,8 @@ func (s *Service) serveBlock(w http.ResponseWriter, r *http.Request) {
 	shuffleserver.ServeBlockAt(w, root, ids, s.cfg.Log)
 }
 
-// serveAPI: POST <app>/heartbeat, DELETE <app>, DELETE <app>/shuffles/<id>.
+// serveAPI: POST <app>/heartbeat, DELETE <app>, DELETE
+// <app>/shuffles/<id>[?ns=<namespace>], DELETE <app>/namespaces/<ns>.
 func (s *Service) serveAPI(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, APIPrefix), "/")
 	app := parts[0]
@@ -297,7 +298,18 @@ func (s *Service) serveAPI(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "shuffleservice: bad shuffle id "+strconv.Quote(parts[2]), http.StatusBadRequest)
 			return
 		}
-		s.removeShuffle(w, app, id)
+		ns := r.URL.Query().Get("ns")
+		if ns != "" && !shuffleserver.ValidID(ns) {
+			http.Error(w, "shuffleservice: bad namespace "+strconv.Quote(ns), http.StatusBadRequest)
+			return
+		}
+		s.remove(w, app, shuffleDir(ns, id))
+	case len(parts) == 3 && parts[1] == "namespaces" && r.Method == http.MethodDelete:
+		if !shuffleserver.ValidID(parts[2]) {
+			http.Error(w, "shuffleservice: bad namespace "+strconv.Quote(parts[2]), http.StatusBadRequest)
+			return
+		}
+		s.remove(w, app, filepath.Join("ns", parts[2]))
 	default:
 		http.Error(w, "shuffleservice: unknown request "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 	}
@@ -314,14 +326,21 @@ func (s *Service) removeApp(w http.ResponseWriter, app string) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// removeShuffle deletes shuffle id's files from every executor store (and
-// namespace) of the application.
-func (s *Service) removeShuffle(w http.ResponseWriter, app string, id int) {
-	pattern := fmt.Sprintf("shuffle_%d", id)
-	ad := AppDir(s.cfg.Dir, app)
-	dirs, _ := filepath.Glob(filepath.Join(ad, "*", pattern))
-	nsDirs, _ := filepath.Glob(filepath.Join(ad, "*", "ns", "*", pattern))
-	for _, d := range append(dirs, nsDirs...) {
+// shuffleDir is shuffle id's directory in an executor's store: of its own
+// ids (ns ""), or of namespace ns (the executor's layout: ns/<ns>/…).
+func shuffleDir(ns string, id int) string {
+	d := fmt.Sprintf("shuffle_%d", id)
+	if ns != "" {
+		d = filepath.Join("ns", ns, d)
+	}
+	return d
+}
+
+// remove deletes rel (a shuffle's or a namespace's directory) from every
+// executor store of the application.
+func (s *Service) remove(w http.ResponseWriter, app, rel string) {
+	dirs, _ := filepath.Glob(filepath.Join(AppDir(s.cfg.Dir, app), "*", rel))
+	for _, d := range dirs {
 		if err := os.RemoveAll(d); err != nil {
 			http.Error(w, "shuffleservice: "+err.Error(), http.StatusInternalServerError)
 			return

@@ -216,6 +216,9 @@ func TestMalformedRequests(t *testing.T) {
 		{"GET", "/shuffle/v1/app-1/1/0/7?exec=exec-1", http.StatusInternalServerError}, // no such reduce partition
 		{"GET", "/shuffle-service/v1/apps/app-1/heartbeat", http.StatusNotFound},
 		{"DELETE", "/shuffle-service/v1/apps/app-1/shuffles/-1", http.StatusBadRequest},
+		{"DELETE", "/shuffle-service/v1/apps/app-1/shuffles/1?ns=..", http.StatusBadRequest},
+		{"DELETE", "/shuffle-service/v1/apps/app-1/namespaces/..", http.StatusBadRequest},
+		{"DELETE", "/shuffle-service/v1/apps/app-1/namespaces/a*", http.StatusBadRequest},
 		{"DELETE", "/shuffle-service/v1/apps/", http.StatusNotFound},
 		{"GET", "/elsewhere", http.StatusNotFound},
 	} {
@@ -266,8 +269,9 @@ func TestNoServiceIsOneClearError(t *testing.T) {
 
 // An application not heard from for the timeout is removed by the
 // sweep; a heartbeat (or any authorized request) keeps it; the driver's
-// goodbye removes it at once, and a released shuffle's files go from
-// every executor's store.
+// goodbye removes it at once; a released shuffle's files go from every
+// executor's store (of their own ids, or of one namespace), and a released
+// namespace from every store.
 func TestCleanup(t *testing.T) {
 	dir := t.TempDir()
 	clk := clock.NewFake(t0)
@@ -275,6 +279,7 @@ func TestCleanup(t *testing.T) {
 	writeOutput(t, dir, "app-1", "exec-1", "")
 	writeOutput(t, dir, "app-2", "exec-1", "")
 	writeOutput(t, dir, "app-2", "exec-2", "run-1")
+	writeOutput(t, dir, "app-2", "exec-3", "run-2")
 	if got := svc.Sweep(); len(got) != 0 {
 		t.Fatalf("first sweep removed %v: applications just seen start their wait", got)
 	}
@@ -289,12 +294,29 @@ func TestCleanup(t *testing.T) {
 	if _, err := os.Stat(shuffleservice.AppDir(dir, "app-1")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("app-1's directory after the sweep: %v", err)
 	}
-	if code := do(t, svc, "DELETE", shuffleservice.APIPrefix+"app-2/shuffles/1", token("app-2")); code != http.StatusNoContent {
-		t.Fatalf("delete shuffle: %d", code)
-	}
-	for _, d := range []string{filepath.Join(shuffleservice.StoreRoot(dir, "app-2", "exec-1"), "shuffle_1"), filepath.Join(shuffleservice.NamespaceRoot(dir, "app-2", "exec-2", "run-1"), "shuffle_1")} {
-		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s after the shuffle's release: %v", d, err)
+	own := filepath.Join(shuffleservice.StoreRoot(dir, "app-2", "exec-1"), "shuffle_1")
+	inRun1 := filepath.Join(shuffleservice.NamespaceRoot(dir, "app-2", "exec-2", "run-1"), "shuffle_1")
+	run2 := shuffleservice.NamespaceRoot(dir, "app-2", "exec-3", "run-2")
+	for _, c := range []struct {
+		path       string
+		gone, kept []string
+	}{
+		{"shuffles/1", []string{own}, []string{inRun1, run2}},
+		{"shuffles/1?ns=run-1", []string{inRun1}, []string{run2}},
+		{"namespaces/run-2", []string{run2}, nil},
+	} {
+		if code := do(t, svc, "DELETE", shuffleservice.APIPrefix+"app-2/"+c.path, token("app-2")); code != http.StatusNoContent {
+			t.Fatalf("DELETE %s: %d", c.path, code)
+		}
+		for _, d := range c.gone {
+			if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s after DELETE %s: %v", d, c.path, err)
+			}
+		}
+		for _, d := range c.kept {
+			if _, err := os.Stat(d); err != nil {
+				t.Errorf("%s after DELETE %s (another shuffle's): %v", d, c.path, err)
+			}
 		}
 	}
 	if code := do(t, svc, "DELETE", shuffleservice.APIPrefix+"app-2", token("app-2")); code != http.StatusNoContent {

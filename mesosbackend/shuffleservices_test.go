@@ -1,0 +1,152 @@
+package mesosbackend
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/config/shuffleconf"
+	"github.com/flint-mesos/flint/internal/clock"
+	"github.com/flint-mesos/flint/shuffle/shuffleservice"
+)
+
+// startService starts an agent's shuffle service on its own clock with
+// application secret's registration and an executor store holding
+// shuffles 3 and 4.
+func startService(t *testing.T, secret string) (*shuffleservice.Service, *clock.Fake, string) {
+	t.Helper()
+	dir := t.TempDir()
+	log, _ := logtest.NewNullLogger()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	svc, err := shuffleservice.Start(shuffleservice.Config{Dir: dir, TLS: true, SweepEvery: -1, Clock: clk, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	app := shuffleconf.AppID(secret)
+	if err := shuffleservice.Register(dir, app, shuffleconf.Token(secret, app)); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range []string{"shuffle_3", "shuffle_4"} {
+		if err := os.MkdirAll(filepath.Join(shuffleservice.StoreRoot(dir, app, "exec-1"), sh), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return svc, clk, dir
+}
+
+func asShuffleService(svc *shuffleservice.Service) backend.ShuffleService {
+	a := svc.Address()
+	return backend.ShuffleService{BaseURL: a.BaseURL(), Pin: a.Pin}
+}
+
+// The client keeps the application registered with a live service
+// (heartbeats on Add and on Tick), deletes a released shuffle's files
+// there and nothing else, and says goodbye at the end (the application's
+// files go). A service that stopped answering is reported unreachable,
+// once, after UnreachableAfter heartbeats in a row failed, and is then
+// left alone: no more heartbeats, releases or goodbye.
+func TestShuffleServicesHeartbeatReleaseGoodbyeAndUnreachable(t *testing.T) {
+	const secret = "the application's secret"
+	app := shuffleconf.AppID(secret)
+	live, liveClk, liveDir := startService(t, secret)
+	dead, _, deadDir := startService(t, secret)
+	dead.Close()
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	s := NewShuffleServices(secret, time.Second, "test", log)
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+
+	s.Add([]backend.ShuffleService{asShuffleService(live), asShuffleService(dead)})
+	s.wg.Wait()
+	if heard, ok := live.LastHeard(app); !ok || !heard.Equal(liveClk.Now()) {
+		t.Fatalf("the live service last heard of the application at %v, %v; want its first heartbeat now", heard, ok)
+	}
+	liveClk.Advance(time.Minute)
+	s.Tick(t0)
+	s.wg.Wait()
+	if heard, _ := live.LastHeard(app); !heard.Equal(liveClk.Now()) {
+		t.Fatalf("the live service last heard of the application at %v; want a heartbeat on the tick at %v", heard, liveClk.Now())
+	}
+	s.Tick(t0.Add(time.Second / 2)) // not due: no round
+	s.wg.Wait()
+
+	s.Release([]backend.ShuffleRelease{{ShuffleID: 3}})
+	s.wg.Wait()
+	store := shuffleservice.StoreRoot(liveDir, app, "exec-1")
+	if _, err := os.Stat(filepath.Join(store, "shuffle_3")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("released shuffle 3 on the service: %v; want it deleted", err)
+	}
+	if _, err := os.Stat(filepath.Join(store, "shuffle_4")); err != nil {
+		t.Errorf("shuffle 4 (not released) on the service: %v", err)
+	}
+
+	// heartbeats 2 and 3 of the dead service fail: it is unreachable
+	s.Tick(t0.Add(time.Second))
+	s.wg.Wait()
+	s.Tick(t0.Add(2 * time.Second))
+	s.wg.Wait()
+	unreachable := func() (warned, errored int) {
+		for _, e := range hook.AllEntries() {
+			if !strings.Contains(e.Message, dead.Address().BaseURL()) {
+				continue
+			}
+			switch e.Level {
+			case logrus.WarnLevel:
+				if strings.Contains(e.Message, "heartbeat failed") { // the release of shuffle 3 failed there too
+					warned++
+				}
+			case logrus.ErrorLevel:
+				errored++
+				if !strings.Contains(e.Message, "is unreachable: 3 heartbeats in a row failed") || !strings.Contains(e.Message, "recompute") {
+					t.Errorf("the unreachable service's report: %q", e.Message)
+				}
+			}
+		}
+		return warned, errored
+	}
+	if w, e := unreachable(); w != UnreachableAfter-1 || e != 1 {
+		t.Fatalf("after %d failed heartbeats: %d failed heartbeats warned of and %d errors naming the dead service; want %d and 1",
+			UnreachableAfter, w, e, UnreachableAfter-1)
+	}
+	before := len(hook.AllEntries())
+	s.Tick(t0.Add(3 * time.Second))
+	s.Release([]backend.ShuffleRelease{{ShuffleID: 4}})
+	s.Goodbye(context.Background())
+	for _, e := range hook.AllEntries()[before:] {
+		if strings.Contains(e.Message, dead.Address().BaseURL()) {
+			t.Errorf("the unreachable service was sent a request: %s", e.Message)
+		}
+	}
+	if _, err := os.Stat(shuffleservice.AppDir(liveDir, app)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the application's files on the live service after the goodbye: %v", err)
+	}
+	if _, err := os.Stat(shuffleservice.AppDir(deadDir, app)); err != nil {
+		t.Errorf("the application's files on the dead service's disk: %v (nothing was sent there)", err)
+	}
+}
+
+// A release names the executors' own shuffle, a namespace's, or a whole
+// namespace in the service's protocol (package shuffleservice).
+func TestReleasePath(t *testing.T) {
+	for _, c := range []struct {
+		r    backend.ShuffleRelease
+		want string
+	}{
+		{backend.ShuffleRelease{ShuffleID: 7}, "/shuffles/7"},
+		{backend.ShuffleRelease{ShuffleID: 7, Namespace: "run-1"}, "/shuffles/7?ns=run-1"},
+		{backend.ShuffleRelease{ShuffleID: 7, Namespace: "run-1", All: true}, "/namespaces/run-1"},
+	} {
+		if got := ReleasePath(c.r); got != c.want {
+			t.Errorf("ReleasePath(%+v) = %q, want %q", c.r, got, c.want)
+		}
+	}
+}

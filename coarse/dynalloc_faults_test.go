@@ -309,3 +309,151 @@ func checkKilledReader(t *testing.T, sl *stageLog, victim string) {
 		t.Errorf("killed executor %s removed for %q; want its loss", victim, why)
 	}
 }
+
+// The agents' shuffle service dies with the outputs it held, while dynamic
+// allocation has released every executor that wrote them (coarse, two
+// hosts; in this test one service on one machine serves both): the
+// service is closed, the application's files removed, and the operators'
+// supervisor starts a new service on the same directory (a new port and
+// certificate). What must happen, and is asserted: the driver's heartbeats
+// to the dead service fail UnreachableAfter times and it is reported
+// unreachable once, at Error, naming its address, and is sent nothing
+// after; the second action's reducers fail to fetch with a FetchFailed
+// naming the dead service's address; with
+// flint.files.fetchFailure.unRegisterOutputOnHost (Spark's advice with a
+// shuffle service: a host's outputs share its service's fate) the DAG core
+// drops the lost outputs and the map stage recomputes exactly them — 8
+// more map tasks finish, one per lost partition (each fetch failure drops
+// its host's outputs, so a resubmission per host at most) — on new executors
+// registered with the new service, which the driver then heartbeats; both
+// actions' sums equal plain Go's.
+func TestDynamicAllocationShuffleServiceDiesWithItsOutputs(t *testing.T) {
+	svcDir := t.TempDir()
+	log, _ := mesostest.Logger(t)
+	var svcs []*shuffleservice.Service
+	startSvc := func() *shuffleservice.Service {
+		svc, err := shuffleservice.Start(shuffleservice.Config{Dir: svcDir, Host: "127.0.0.1", TLS: true, Log: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs = append(svcs, svc)
+		return svc
+	}
+	t.Cleanup(func() { // after the driver's goodbye
+		for _, s := range svcs {
+			s.Close()
+		}
+	})
+	first := startSvc()
+	dead := first.Address().BaseURL()
+	c := startCluster(t, clusterOpts{agents: 1})
+	hostAgentIn(t, c, "svc-dies-host-b", t.TempDir())()
+	clk := &jumpClock{}
+	r, err := newRunWith(t, mesosURL(c), []framework.Option{framework.WithClock(clk.now)},
+		"flint.executor.cores=1", "flint.shuffle.service.enabled=true", "flint.shuffle.service.dir="+svcDir,
+		"flint.dynamicAllocation.enabled=true", "flint.dynamicAllocation.maxExecutors=4",
+		"flint.dynamicAllocation.executorIdleTimeout=1h", "flint.executor.heartbeatInterval=200ms",
+		"flint.files.fetchFailure.unRegisterOutputOnHost=true", "flint.shuffle.io.maxRetries=1", "flint.shuffle.io.retryWait=100ms",
+		"flint.excludeOnFailure.enabled=false", "flint.mesos.executor.maxFailuresPerAgent=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := lastBackend.Load()
+	sl := newStageLog()
+	r.fc.AddListener(sl)
+	files := t.TempDir()
+	in := burstIn{N: 20000, Gate1: filepath.Join(files, "1"), Gate2: filepath.Join(files, "2")}
+	var second *shuffleservice.Service
+	between := func() {
+		clk.jump(time.Hour + time.Second)
+		waitFor(t, 30*time.Second, "every executor released", func() bool { return len(b.Executors()) == 0 })
+		waitFor(t, 30*time.Second, "the released executors' processes gone", func() bool { return len(r.executors()) == 0 })
+		first.Close()
+		if err := os.RemoveAll(shuffleservice.AppsDir(svcDir)); err != nil {
+			t.Error(err)
+		}
+		second = startSvc()
+		waitFor(t, 30*time.Second, "the dead service reported unreachable", func() bool {
+			return strings.Contains(r.logs.String(), "shuffle service "+dead+" is unreachable")
+		})
+		if err := os.WriteFile(in.Gate2, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	betweenActions.Store(&between)
+	defer betweenActions.Store(nil)
+	go openGateAt(t, b, 4, in.Gate1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out, err := burstJob.Run(ctx, r.fc, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]int64{}
+	for i := range in.N {
+		want[i%101] += int64(i)
+	}
+	checkSums(t, "first action", out.First, want, 1)
+	checkSums(t, "second action", out.Second, want, 2)
+	checkRecomputedOnce(t, sl, dead)
+	checkUnreachableOnce(t, r.logs.String(), dead)
+	app := shuffleAppID(t, svcDir)
+	if _, heard := second.LastHeard(app); !heard {
+		t.Errorf("the new service never heard from application %s", app)
+	}
+}
+
+// checkRecomputedOnce asserts that the map stage's tasks finished 16
+// times in all: its 8 partitions computed, then the 8 the dead service took
+// recomputed exactly once each (every one was lost, so each is recomputed
+// at least once; a partition recomputed twice would make more) — a
+// resubmitted attempt numbers its tasks 0… within the partitions it
+// recomputes, so the events cannot say which partition each was; and that
+// a task failed to fetch from the dead service.
+func checkRecomputedOnce(t *testing.T, sl *stageLog, dead string) {
+	t.Helper()
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	finished, fetchFailed := 0, 0
+	for k, ends := range sl.ends {
+		for _, e := range ends {
+			if len(sl.parents[k[0]]) == 0 && e == "FINISHED" {
+				finished++
+			}
+			if strings.Contains(e, "fetch of shuffle") && strings.Contains(e, strings.TrimPrefix(dead, "https://")) {
+				fetchFailed++
+			}
+		}
+	}
+	if finished != 16 {
+		t.Errorf("map tasks finished %d times; want 16 (8 computed, the 8 lost with the service recomputed once each)", finished)
+	}
+	if fetchFailed == 0 {
+		t.Errorf("no task failed to fetch from the dead service %s: %v", dead, sl.ends)
+	}
+}
+
+// checkUnreachableOnce asserts that the driver reported the dead service
+// unreachable once, after UnreachableAfter-1 warned heartbeats, and sent it
+// nothing afterwards.
+func checkUnreachableOnce(t *testing.T, logs, dead string) {
+	t.Helper()
+	prefix := "coarse: shuffle service " + dead
+	var warned, reported, after int
+	for _, line := range strings.Split(logs, "\n") {
+		switch {
+		case !strings.Contains(line, prefix):
+		case strings.Contains(line, "is unreachable: 3 heartbeats in a row failed"):
+			reported++
+		case reported > 0:
+			after++
+			t.Errorf("after the report: %s", line)
+		case strings.Contains(line, "heartbeat failed"):
+			warned++
+		}
+	}
+	if reported != 1 || warned != 2 || after != 0 {
+		t.Errorf("the dead service: %d heartbeat failures warned of, %d unreachable reports, %d requests after; want 2, 1, 0", warned, reported, after)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/framework/stagetask"
+	"github.com/flint-mesos/flint/framework/storage"
 	"github.com/flint-mesos/flint/framework/task"
 )
 
@@ -34,7 +35,10 @@ func NewConfig() *Config { return config.New() }
 // Its methods are safe for concurrent use; jobs submitted concurrently share
 // the cluster according to flint.scheduler.mode.
 type Context struct {
-	cfg      *Config
+	cfg *Config
+	// writes orders the application's writes into each output directory (the dataset
+	// layer's commit protocol, through internal/driverseam)
+	writes   storage.Writes
 	master   backend.Master
 	log      logrus.FieldLogger
 	registry *task.Registry
@@ -334,6 +338,7 @@ func (c *Context) Stop(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 		defer cancel()
 		c.stopErr = c.backend.Stop(ctx)
+		c.driver.Drain() // the last sweeps of outputs whose attempts outlived their jobs
 		c.stopErr = errors.Join(c.stopErr, c.closeEnv(), c.removeAddedFiles())
 		c.postAppEnd()
 		c.bus.Close()

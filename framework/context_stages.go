@@ -98,6 +98,6 @@ func init() {
 		if !ok || c == nil {
 			return driverseam.Seam{}, false
 		}
-		return driverseam.Seam{Driver: c.driver, UIStore: c.op.store, Env: c.env}, true
+		return driverseam.Seam{Driver: c.driver, UIStore: c.op.store, Env: c.env, Writes: &c.writes}, true
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/storage"
 	"github.com/flint-mesos/flint/framework/storage/codec"
+	"github.com/flint-mesos/flint/internal/driverseam"
 )
 
 // SaveOption changes how an output is written.
@@ -92,9 +93,12 @@ func SaveFiles[T any](ds Dataset[T], sink FileSink[T], dir string, opts ...SaveO
 		b.freeze(fmt.Sprintf("output:%d", b.actions), func() any { return absInputs([]string{dir})[0] }, &dir)
 	}
 	var w storage.Writable
+	var gen uint64 // this write's place among the Context's writes into dir
 	if b.Driver() {
 		if w, err = prepareOutput(b.config(), dir, o.overwrite); err != nil {
 			b.fail(err)
+		} else {
+			gen = driverseam.Of(b.fc).Writes.Begin(dir)
 		}
 	}
 	pending, err := runAction(ds, sink.Op, nil, func(tc *taskContext, p int) (storage.Pending, error) {
@@ -104,10 +108,29 @@ func SaveFiles[T any](ds Dataset[T], sink FileSink[T], dir string, opts ...SaveO
 		return err
 	}
 	ctx := context.WithoutCancel(b.Context())
+	defer sweepAfterAttempts(b, w, dir, gen)
 	if err != nil {
 		return errors.Join(err, abortOutput(ctx, w, dir))
 	}
 	return commitOutput(ctx, w, dir, pending)
+}
+
+// sweepAfterAttempts discards, once every attempt of the job has ended, what staged writes
+// the commit's or abort's sweep could not see: an attempt that created its write after that
+// sweep listed and died before it found the _SUCCESS or _ABORTED marker (which makes every
+// live attempt discard its own). With no attempt left nothing can stage under dir any more,
+// so this sweep is the last; the Context's Stop runs it at the latest. A later write into dir
+// by this Context makes it unneeded (that write's own sweeps cover dir) and wrong (it would
+// discard that write's staged parts), so it is skipped then (storage.Writes).
+func sweepAfterAttempts(b *Builder, w storage.Writable, dir string, gen uint64) {
+	seam, log := driverseam.Of(b.fc), b.fc.Logger()
+	seam.Driver.AfterAttemptsEnd(func() {
+		seam.Writes.LastSweep(dir, gen, func() {
+			if err := w.AbortStaged(context.Background(), dir); err != nil {
+				log.Warnf("dataset: output %s: the last sweep of staged writes failed: %v", dir, err)
+			}
+		})
+	})
 }
 
 // prepareOutput is dir's storage, checked empty (or emptied, overwriting). A local dir is

@@ -65,6 +65,11 @@ type driverCore struct {
 
 	// services are the shuffle services map outputs named (services.go).
 	services map[backend.ShuffleService]bool
+
+	// lastLaunch is the highest task id launched; afters wait for every
+	// attempt up to an id to end (afterattempts.go).
+	lastLaunch scheduler.TaskID
+	afters     []afterWaiter
 }
 
 // execSlot is an executor the backend reported up, with its task cores
@@ -126,6 +131,7 @@ type step struct {
 	events  []event.Event
 	done    []*jobState
 	fetches []fetch
+	afters  []func() // AfterAttemptsEnd callbacks whose attempts all ended
 }
 
 // fetch is an indirect result to fetch from its executor.
@@ -164,6 +170,7 @@ func (c *driverCore) ready(now time.Time) step {
 	if c.changed {
 		c.updateDemand()
 	}
+	c.releaseAfters()
 	out := c.out
 	c.out = step{}
 	out.Now = now
@@ -223,6 +230,7 @@ func (c *driverCore) launched(l *scheduler.Launch, td *backend.TaskDescription, 
 		c.log.Errorf("stage task %d of %s: %v", l.Index, l.TaskSetID, err)
 	}
 	c.running[l.TaskID] = attempt{job: js, index: l.Index, attempt: l.Attempt, executor: l.ExecutorID}
+	c.lastLaunch = max(c.lastLaunch, l.TaskID)
 	if st := c.stages[js.stage]; st != nil {
 		st.Active++
 	}

@@ -51,6 +51,13 @@ type Driver struct {
 	fetches   sync.WaitGroup
 	fetchCtx  context.Context
 	stopFetch context.CancelFunc
+
+	// AfterAttemptsEnd's callbacks (afterattempts.go): those running, and
+	// those queued after the loop ended, run by Drain.
+	afterRuns sync.WaitGroup
+	afterMu   sync.Mutex
+	leftover  []func()
+	drained   bool
 }
 
 // input is one thing that happened, for the driver loop to step the core
@@ -314,6 +321,9 @@ func (d *Driver) apply(st *step) {
 	}
 	for _, f := range st.fetches {
 		d.startFetch(f)
+	}
+	for _, fn := range st.afters {
+		d.runAfter(fn)
 	}
 }
 

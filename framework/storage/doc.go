@@ -35,10 +35,13 @@
 // A job that fails or is cancelled publishes nothing, writes _ABORTED (AbortMarker) and then
 // aborts everything; an attempt staging after that sweep finds _ABORTED and discards its
 // write (ErrAborted), so a failed job leaves no upload or temporary file either — only the
-// hidden marker, which the next write into the directory removes. What no marker can close:
+// hidden marker, which the next write into the directory removes. What no marker can close —
 // an executor process that dies in the instant between creating its upload (after the
-// sweep listed) and looking for the marker; the next write into the directory (its first
-// sweep) or the bucket's lifecycle rule for incomplete uploads removes that one. This is the
+// sweep listed) and looking for the marker — the driver's last sweep closes: once every
+// attempt launched before the job ended has ended (its terminal update or its executor's
+// loss; the Context's Stop at the latest), no attempt can stage under the output any more and
+// the driver aborts what is still staged there, unless the application has begun another
+// write into the same directory meanwhile, whose own sweeps then cover it (Writes). This is the
 // protocol of Hadoop's S3A "magic" committer, with Flint's driver as the commit coordinator.
 //
 // A scheme's credentials are declared with RegisterExecutorSecrets: their configuration keys

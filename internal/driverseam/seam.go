@@ -15,6 +15,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/driver"
 	"github.com/flint-mesos/flint/framework/stagetask"
+	"github.com/flint-mesos/flint/framework/storage"
 	"github.com/flint-mesos/flint/framework/uistore"
 )
 
@@ -28,6 +29,8 @@ type Seam struct {
 	// its in-process executor's environment (the local backend's), else a
 	// driver-only one; the Context closes it when it stops.
 	Env *stagetask.Env
+	// Writes orders the Context's writes into each output directory.
+	Writes *storage.Writes
 }
 
 var of func(fc any) (Seam, bool)

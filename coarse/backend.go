@@ -253,7 +253,7 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 	}
 	// Every executor serves its shuffle outputs to the application's
 	// other executors (framework/config/shuffleconf).
-	shuffleProps, err := shuffleconf.DriverProperties(b.p.Config, secret)
+	shuffleSet, err := shuffleconf.DriverSettings(b.p.Config, secret)
 	if err != nil {
 		return fmt.Errorf("coarse: %w", err)
 	}
@@ -261,7 +261,7 @@ func (b *Backend) startGateway(addr mesosbackend.Addr) error {
 	job := jobconf.FromConfig(b.p.Config)
 	settings := &flintpb.ExecutorSettings{
 		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.MaxResultSize, MaxDirectResultSize: b.set.MaxDirectResult,
-		Shuffle: shuffleProps, JobSettings: job.Settings, JobSecrets: job.Secrets,
+		Shuffle: shuffleSet, JobSettings: job.Settings, JobSecrets: job.Secrets,
 	}
 	b.secret = secret
 	if b.newStreams != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/mesosbackend"
+	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
 func init() { backend.Register(backend.MesosFine, New) }
@@ -58,9 +59,9 @@ type Backend struct {
 	driverHost              string
 	httpc                   *http.Client
 	tlsClients              sync.Map // pinned certificate of a result server → *http.Client
-	// shuffleProps are every executor's shuffle settings (with the
+	// shuffle are every executor's shuffle settings (with the
 	// application's shuffle token: never logged).
-	shuffleProps map[string]string
+	shuffle *flintpb.ShuffleSettings
 	// jobProps are the job's flint.* settings every executor receives.
 	jobProps jobconf.Properties
 	idPrefix string // tags this driver's Mesos task and executor ids (mesosbackend.TaskIDPrefix)
@@ -222,7 +223,7 @@ func (b *Backend) Start(ctx context.Context, d backend.Driver) (err error) {
 		return fmt.Errorf("fine: %w", err)
 	}
 	b.jobProps = jobconf.FromConfig(b.p.Config)
-	if b.shuffleProps, err = shuffleconf.DriverProperties(b.p.Config, b.secret); err != nil {
+	if b.shuffle, err = shuffleconf.DriverSettings(b.p.Config, b.secret); err != nil {
 		return fmt.Errorf("fine: %w", err)
 	}
 	if err := b.startFiles(addr); err != nil {

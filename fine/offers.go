@@ -598,7 +598,7 @@ func (b *Backend) settingsData(id string) []byte {
 		TaskCpus: int32(b.set.taskCPUs), MaxResultSize: b.set.MaxResultSize, MaxDirectResultSize: b.set.MaxDirectResult,
 		ResultSecret: resultSecret(b.secret, id), DriverHost: b.driverHost, IdleTimeoutNanos: int64(b.set.idleTimeout),
 		LogLevel: b.set.LogLevel, LogFormat: b.set.LogFormat, DriverId: b.frameworkID, ResultsTls: b.set.TLS,
-		Shuffle: b.shuffleProps, JobSettings: b.jobProps.Settings, JobSecrets: b.jobProps.Secrets,
+		Shuffle: b.shuffle, JobSettings: b.jobProps.Settings, JobSecrets: b.jobProps.Secrets,
 	})
 	if err != nil {
 		panic("fine: " + err.Error())

@@ -117,7 +117,7 @@ func TestCoarseExecutorsServeAndReadShuffleOutputs(t *testing.T) {
 	set := shuffleenv.Settings{AppID: "app-gw", Token: shuffleserver.Token(secret, "app-gw"), TLS: true, LocalDir: dir,
 		Memory: 4 << 20, Compression: shuffleblock.S2, MaxRetries: 1, RetryWait: time.Millisecond, Timeout: 10 * time.Second}
 	rec := newRecorder()
-	gw := startGateway(t, rec, func(c *gateway.Config) { c.Settings.Shuffle = set.Properties() })
+	gw := startGateway(t, rec, func(c *gateway.Config) { c.Settings.Shuffle = set.Wire() })
 	reg := shuffleRegistry()
 	runs := []*executorRun{
 		startExecutor(t, gw.Addr().String(), func(c *coarseexec.Config) { c.Registry, c.ExecutorID, c.Host = reg, "exec-1", "localhost" }),

@@ -57,8 +57,9 @@
 // Config.ChunkSize chunks, after any pending status update.
 //
 // Shuffle: when the registration answer's settings carry the shuffle's
-// (shuffleenv.Properties: application id, the application's shuffle token,
-// memory, codec, fetch limits), the executor starts its shuffle
+// (flintpb.ShuffleSettings, read by shuffleenv.SettingsFromWire:
+// application id, the application's shuffle token, memory, codec, fetch
+// limits), the executor starts its shuffle
 // (shuffle/shuffleenv): a store in its own directory under
 // flint.local.dir or the sandbox and a TLS shuffle server on Config.Host.
 // Every task finds it in its context (shuffleenv.FromContext); its map

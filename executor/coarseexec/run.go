@@ -207,7 +207,7 @@ func (c *client) ensureRuntime(set *flintpb.ExecutorSettings) error {
 	rc := executor.Config{ExecutorID: c.cfg.ExecutorID, Cores: c.cfg.Cores, Registry: c.cfg.Registry, Now: c.cfg.Now, Logger: c.cfg.Logger,
 		FilesDir: files.SandboxDir(), TaskCPUs: int(set.TaskCpus), MaxResultSize: set.MaxResultSize, MaxDirectResultSize: set.MaxDirectResultSize}
 	var errs []error
-	shuffleSet, withShuffle, err := shuffleenv.SettingsFromProperties(set.Shuffle, c.cfg.ExecutorID, c.cfg.Host)
+	shuffleSet, withShuffle, err := shuffleenv.SettingsFromWire(set.Shuffle, c.cfg.ExecutorID, c.cfg.Host)
 	errs = append(errs, err)
 	job, err := jobconf.Properties{Settings: set.JobSettings, Secrets: set.JobSecrets}.Config()
 	errs = append(errs, err)

@@ -61,8 +61,9 @@
 // Spark's executors never left). A LAUNCH that races with the idle exit is
 // answered TASK_LOST, which the driver retries without counting a failure.
 //
-// Shuffle: Settings.Shuffle (shuffleenv.Properties) gives the executor a
-// shuffle (shuffle/shuffleenv): a store under flint.local.dir or the
+// Shuffle: Settings.Shuffle (flintpb.ShuffleSettings, read by
+// shuffleenv.SettingsFromWire) gives the executor a shuffle
+// (shuffle/shuffleenv): a store under flint.local.dir or the
 // sandbox and a TLS shuffle server on the address that routes to the
 // driver, reported at the agent's host name; tasks find it in their
 // context. While it holds committed map outputs the executor does not exit

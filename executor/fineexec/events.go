@@ -297,7 +297,7 @@ func (e *Executor) idleWatch(d time.Duration) {
 // reported at the agent's host name, listening on the address that routes
 // to the driver.
 func (e *Executor) startShuffle(set Settings, agentHost string) (*shuffleenv.Env, error) {
-	ss, ok, err := shuffleenv.SettingsFromProperties(set.Shuffle, e.cfg.Mesos.ExecutorID, agentHost)
+	ss, ok, err := shuffleenv.SettingsFromWire(set.Shuffle, e.cfg.Mesos.ExecutorID, agentHost)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSettings, err)
 	}

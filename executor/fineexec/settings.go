@@ -35,10 +35,10 @@ type Settings struct {
 	// TLS serves results over TLS with a self-signed certificate whose
 	// SHA-256 travels in LabelResultsPin (flint.network.tls.enabled).
 	TLS bool
-	// Shuffle carries the executor's shuffle settings as
-	// shuffleenv.Properties (the application's shuffle token among them:
-	// never log it); empty, the executor has no shuffle.
-	Shuffle map[string]string
+	// Shuffle carries the executor's shuffle settings
+	// (shuffleenv.SettingsFromWire reads them; the application's shuffle
+	// token among them: never log it); nil, the executor has no shuffle.
+	Shuffle *flintpb.ShuffleSettings
 	// Job is every flint.* setting of the job, its secrets apart
 	// (executor/jobconf); never log its Secrets.
 	Job jobconf.Properties

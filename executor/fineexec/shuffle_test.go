@@ -147,10 +147,10 @@ func TestFineExecutorStaysWhileItHoldsShuffleOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := shuffleserver.Token("0123456789abcdef0123", "app-fine")
-	props := shuffleenv.Settings{AppID: "app-fine", Token: token, TLS: true,
-		LocalDir: localDir, Memory: 4 << 20, Compression: shuffleblock.S2, MaxRetries: 1, RetryWait: time.Millisecond, Timeout: 10 * time.Second}.Properties()
+	shuffleSet := shuffleenv.Settings{AppID: "app-fine", Token: token, TLS: true,
+		LocalDir: localDir, Memory: 4 << 20, Compression: shuffleblock.S2, MaxRetries: 1, RetryWait: time.Millisecond, Timeout: 10 * time.Second}.Wire()
 	set, err := fineexec.Settings{TaskCPUs: 1, MaxDirectResultSize: 1 << 20, Secret: "0123456789abcdef0123", DriverHost: "127.0.0.1",
-		IdleTimeout: 100 * time.Millisecond, Shuffle: props}.Encode()
+		IdleTimeout: 100 * time.Millisecond, Shuffle: shuffleSet}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}

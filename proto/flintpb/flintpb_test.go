@@ -67,8 +67,8 @@ func allMessages() map[string]wireMessage {
 			Version: "v0.1.0", Attributes: map[string]string{"zone": "a"}, Pid: 4242,
 		},
 		"RegisteredExecutor": &flintpb.RegisteredExecutor{
-			DriverId: "d", HeartbeatIntervalNanos: 1e10, Settings: &flintpb.ExecutorSettings{Version: 2, TaskCpus: 1,
-				Shuffle: map[string]string{"flint.shuffle.appId": "x"}, JobSettings: map[string]string{"app.name": "x"}, JobSecrets: map[string]string{"": "empty key"}},
+			DriverId: "d", HeartbeatIntervalNanos: 1e10, Settings: &flintpb.ExecutorSettings{Version: 3, TaskCpus: 1,
+				Shuffle: &flintpb.ShuffleSettings{AppId: "x", Codec: flintpb.ShuffleCodec_SHUFFLE_CODEC_ZSTD, RetryWaitNanos: 5}, JobSettings: map[string]string{"app.name": "x"}, JobSecrets: map[string]string{"": "empty key"}},
 		},
 		"Heartbeat": &flintpb.Heartbeat{
 			ExecutorId: "e", TimestampUnixNano: 3, RunningTaskIds: []uint64{1, 1 << 63, 0}, FreeCores: 3,

@@ -7,7 +7,7 @@ import (
 
 // SettingsVersion is the ExecutorSettings version this build's
 // drivers send and its executors accept.
-const SettingsVersion = 2
+const SettingsVersion = 3
 
 // EncodeSettings stamps s with SettingsVersion and serializes it for a
 // fine executor's ExecutorInfo.data.

@@ -10,7 +10,10 @@ import (
 
 func TestSettingsRoundTripWithTheirVersion(t *testing.T) {
 	in := &flintpb.ExecutorSettings{TaskCpus: 2, MaxDirectResultSize: 1 << 20, ResultSecret: "0123456789abcdef",
-		Shuffle: map[string]string{"k": "v"}, JobSettings: map[string]string{"app.name": "x"}, JobSecrets: map[string]string{"s.secret": "y"}}
+		Shuffle: &flintpb.ShuffleSettings{AppId: "app", Token: "token", Tls: true, LocalDir: "/d", MemoryBytes: 1 << 30,
+			Codec: flintpb.ShuffleCodec_SHUFFLE_CODEC_NONE, MaxBytesInFlight: 48 << 20, MaxReqsInFlight: 7, MaxRetries: 3,
+			RetryWaitNanos: 5e9, ConnectionTimeoutNanos: 12e10, ServiceDir: "/srv"},
+		JobSettings: map[string]string{"app.name": "x"}, JobSecrets: map[string]string{"s.secret": "y"}}
 	data, err := flintpb.EncodeSettings(in)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,9 +19,11 @@ import (
 
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/recordcodec"
 	"github.com/flint-mesos/flint/internal/localip"
+	"github.com/flint-mesos/flint/proto/flintpb"
 	"github.com/flint-mesos/flint/shuffle"
 	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 	"github.com/flint-mesos/flint/shuffle/shuffleenv"
@@ -249,47 +252,71 @@ func TestContextCarriesTheEnv(t *testing.T) {
 	}
 }
 
-func TestPropertiesRoundTrip(t *testing.T) {
+// Every shuffle setting survives the trip from the executor's view to the
+// wire and back, through the encoded ExecutorSettings an executor
+// receives; every wire field is set, so a field added to the message but
+// not to the conversion fails here.
+func TestWireRoundTrip(t *testing.T) {
 	in := shuffleenv.Settings{AppID: "a", Token: "t", TLS: true, LocalDir: "/d", Memory: 123, Compression: shuffleblock.Zstd,
 		MaxBytesInFlight: 456, MaxReqsInFlight: 7, MaxRetries: 2, RetryWait: 3 * time.Second, Timeout: time.Minute, ServiceDir: "/srv/shuffle"}
-	out, ok, err := shuffleenv.SettingsFromProperties(in.Properties(), "exec-9", "host-9")
+	w := in.Wire()
+	v := reflect.ValueOf(*w)
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); f.IsExported() && !strings.HasPrefix(f.Name, "XXX_") && v.Field(i).IsZero() {
+			t.Errorf("wire field %s is not set by Settings.Wire", f.Name)
+		}
+	}
+	data, err := flintpb.EncodeSettings(&flintpb.ExecutorSettings{TaskCpus: 1, Shuffle: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := flintpb.DecodeSettings(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ok, err := shuffleenv.SettingsFromWire(m.Shuffle, "exec-9", "host-9")
 	in.ExecutorID, in.Host = "exec-9", "host-9"
 	if err != nil || !ok || out != in {
 		t.Fatalf("round trip: %+v, %v, %v; want %+v", out, ok, err, in)
 	}
-	if _, ok, err := shuffleenv.SettingsFromProperties(map[string]string{"flint.task.cpus": "1"}, "e", "h"); ok || err != nil {
-		t.Fatalf("no shuffle properties: ok %v, %v", ok, err)
+	for _, c := range []shuffleblock.Compression{shuffleblock.S2, shuffleblock.None} {
+		in.Compression = c
+		if out, _, err := shuffleenv.SettingsFromWire(in.Wire(), "exec-9", "host-9"); err != nil || out.Compression != c {
+			t.Errorf("codec %s came back as %s, %v", c, out.Compression, err)
+		}
 	}
-	bad := in.Properties()
-	bad[shuffleenv.PropMemory], bad[shuffleenv.PropRetryWait] = "lots", "soon"
-	delete(bad, shuffleenv.PropToken)
-	_, ok, err = shuffleenv.SettingsFromProperties(bad, "e", "h")
-	if !ok || err == nil || !strings.Contains(err.Error(), "flint.shuffle.memory") || !strings.Contains(err.Error(), "retryWait") || !strings.Contains(err.Error(), "no token") {
-		t.Fatalf("bad properties: %v", err)
+	for _, none := range []*flintpb.ShuffleSettings{nil, {}, {Token: "t", MemoryBytes: 1}} {
+		if _, ok, err := shuffleenv.SettingsFromWire(none, "e", "h"); ok || err != nil {
+			t.Fatalf("no shuffle (%v): ok %v, %v", none, ok, err)
+		}
+	}
+	bad := in.Wire()
+	bad.MemoryBytes, bad.Codec, bad.Token = 0, flintpb.ShuffleCodec_SHUFFLE_CODEC_UNSPECIFIED, ""
+	_, ok, err = shuffleenv.SettingsFromWire(bad, "e", "h")
+	if !ok || err == nil || !strings.Contains(err.Error(), "shuffle memory 0") || !strings.Contains(err.Error(), "SHUFFLE_CODEC_UNSPECIFIED") || !strings.Contains(err.Error(), "no token") {
+		t.Fatalf("bad settings: %v", err)
 	}
 }
 
-func TestDriverPropertiesGiveEveryExecutorTheSameApplication(t *testing.T) {
+func TestDriverSettingsGiveEveryExecutorTheSameApplication(t *testing.T) {
 	c := config.New()
-	a, err := shuffleenv.DriverProperties(c, "secret-a")
+	a, err := shuffleconf.DriverSettings(c, "secret-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := shuffleenv.DriverProperties(c, "secret-a")
-	other, _ := shuffleenv.DriverProperties(c, "secret-b")
-	if fmt.Sprint(a) != fmt.Sprint(again) || a[shuffleenv.PropAppID] == other[shuffleenv.PropAppID] || a[shuffleenv.PropToken] == other[shuffleenv.PropToken] {
-		t.Fatalf("properties are not a function of the secret: %v / %v", a[shuffleenv.PropAppID], other[shuffleenv.PropAppID])
+	again, _ := shuffleconf.DriverSettings(c, "secret-a")
+	other, _ := shuffleconf.DriverSettings(c, "secret-b")
+	if !reflect.DeepEqual(a, again) || a.AppId == other.AppId || a.Token == other.Token {
+		t.Fatalf("settings are not a function of the secret: %v / %v", a.AppId, other.AppId)
 	}
-	for _, v := range a {
-		if strings.Contains(v, "secret-a") {
-			t.Fatalf("the secret itself is in the properties: %q", v)
-		}
+	if strings.Contains(a.String(), "secret-a") {
+		t.Fatalf("the secret itself is in the settings: %v", a)
 	}
-	s, ok, err := shuffleenv.SettingsFromProperties(a, "e1", "h1")
+	s, ok, err := shuffleenv.SettingsFromWire(a, "e1", "h1")
 	if err != nil || !ok || s.Token != shuffleserver.Token("secret-a", s.AppID) || s.Memory != (1<<30)/5 {
 		t.Fatalf("executor side: %+v %v %v", s, ok, err)
 	}
-	if _, err := shuffleenv.DriverProperties(c, ""); err == nil {
+	if _, err := shuffleconf.DriverSettings(c, ""); err == nil {
 		t.Fatal("no secret accepted")
 	}
 	if ip := localip.TowardsOrEmpty("127.0.0.1"); ip != "127.0.0.1" {

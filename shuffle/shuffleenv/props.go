@@ -3,73 +3,44 @@ package shuffleenv
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/config/shuffleconf"
-	"github.com/flint-mesos/flint/shuffle/shuffleblock"
+	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
-// Properties an executor's launch settings carry for its shuffle: the
-// driver's side names them (framework/config/shuffleconf).
-const (
-	PropAppID            = shuffleconf.PropAppID
-	PropToken            = shuffleconf.PropToken
-	PropTLS              = shuffleconf.PropTLS
-	PropLocalDir         = shuffleconf.PropLocalDir
-	PropMemory           = shuffleconf.PropMemory
-	PropCompression      = shuffleconf.PropCompression
-	PropMaxBytesInFlight = shuffleconf.PropMaxBytesInFlight
-	PropMaxReqsInFlight  = shuffleconf.PropMaxReqsInFlight
-	PropMaxRetries       = shuffleconf.PropMaxRetries
-	PropRetryWait        = shuffleconf.PropRetryWait
-	PropTimeout          = shuffleconf.PropTimeout
-	PropServiceDir       = shuffleconf.PropServiceDir
-)
-
-// Properties are s as launch properties (sizes in bytes, durations in
-// Go's notation); the executor's identity and host are its own.
-func (s Settings) Properties() map[string]string {
-	p := map[string]string{
-		PropAppID: s.AppID, PropToken: s.Token, PropTLS: strconv.FormatBool(s.TLS), PropLocalDir: s.LocalDir,
-		PropMemory: strconv.FormatInt(s.Memory, 10), PropCompression: s.Compression.String(),
-		PropMaxBytesInFlight: strconv.FormatInt(s.MaxBytesInFlight, 10), PropMaxReqsInFlight: strconv.Itoa(s.MaxReqsInFlight),
-		PropMaxRetries: strconv.Itoa(s.MaxRetries), PropRetryWait: s.RetryWait.String(), PropTimeout: s.Timeout.String(),
+// Wire is s as the driver sends it (flintpb.ExecutorSettings.shuffle):
+// what every executor of the application shares, without the executor's
+// identity and host. The driver builds it from its configuration
+// (shuffleconf.DriverSettings); Wire serves tests and tools that start
+// an executor with given settings.
+func (s Settings) Wire() *flintpb.ShuffleSettings {
+	return &flintpb.ShuffleSettings{
+		AppId: s.AppID, Token: s.Token, Tls: s.TLS, LocalDir: s.LocalDir, MemoryBytes: s.Memory,
+		Codec: shuffleconf.Codec(s.Compression), MaxBytesInFlight: s.MaxBytesInFlight,
+		MaxReqsInFlight: int32(s.MaxReqsInFlight), MaxRetries: int32(s.MaxRetries),
+		RetryWaitNanos: int64(s.RetryWait), ConnectionTimeoutNanos: int64(s.Timeout), ServiceDir: s.ServiceDir,
 	}
-	if s.ServiceDir != "" {
-		p[PropServiceDir] = s.ServiceDir
-	}
-	return p
 }
 
-// SettingsFromProperties reads Properties back for executor executorID on
-// host. ok is false when the properties carry no shuffle (a driver that
-// runs no multi-stage jobs, or an older one): the executor then has none.
-func SettingsFromProperties(props map[string]string, executorID, host string) (s Settings, ok bool, err error) {
-	if props[PropAppID] == "" {
+// SettingsFromWire reads the driver's shuffle settings for executor
+// executorID on host: the one place an executor (coarse or fine) reads
+// them. ok is false when m is nil or names no application (a driver that
+// runs no multi-stage jobs): the executor then has no shuffle.
+func SettingsFromWire(m *flintpb.ShuffleSettings, executorID, host string) (s Settings, ok bool, err error) {
+	if m.GetAppId() == "" {
 		return Settings{}, false, nil
 	}
-	s = Settings{AppID: props[PropAppID], Token: props[PropToken], ExecutorID: executorID, Host: host, LocalDir: props[PropLocalDir],
-		ServiceDir: props[PropServiceDir]}
+	s = Settings{AppID: m.AppId, Token: m.Token, ExecutorID: executorID, Host: host, TLS: m.Tls, LocalDir: m.LocalDir,
+		Memory: m.MemoryBytes, MaxBytesInFlight: m.MaxBytesInFlight, MaxReqsInFlight: int(m.MaxReqsInFlight),
+		MaxRetries: int(m.MaxRetries), RetryWait: time.Duration(m.RetryWaitNanos), Timeout: time.Duration(m.ConnectionTimeoutNanos),
+		ServiceDir: m.ServiceDir}
 	var errs []error
-	get := func(key string, parse func(string) error) {
-		if v, present := props[key]; present && v != "" {
-			if err := parse(v); err != nil {
-				errs = append(errs, fmt.Errorf("shuffleenv: property %s=%q: %w", key, v, err))
-			}
-		}
+	if s.Compression, err = shuffleconf.Compression(m.Codec); err != nil {
+		errs = append(errs, err)
 	}
-	get(PropTLS, func(v string) (err error) { s.TLS, err = strconv.ParseBool(v); return })
-	get(PropMemory, func(v string) (err error) { s.Memory, err = strconv.ParseInt(v, 10, 64); return })
-	get(PropCompression, func(v string) (err error) { s.Compression, err = shuffleblock.ParseCompression(v); return })
-	get(PropMaxBytesInFlight, func(v string) (err error) { s.MaxBytesInFlight, err = strconv.ParseInt(v, 10, 64); return })
-	get(PropMaxReqsInFlight, func(v string) (err error) { s.MaxReqsInFlight, err = strconv.Atoi(v); return })
-	get(PropMaxRetries, func(v string) (err error) { s.MaxRetries, err = strconv.Atoi(v); return })
-	get(PropRetryWait, func(v string) (err error) { s.RetryWait, err = time.ParseDuration(v); return })
-	get(PropTimeout, func(v string) (err error) { s.Timeout, err = time.ParseDuration(v); return })
 	if s.Token == "" {
-		errs = append(errs, errors.New("shuffleenv: the shuffle properties carry no token"))
+		errs = append(errs, errors.New("shuffleenv: the shuffle settings carry no token"))
 	}
 	if s.Memory <= 0 {
 		errs = append(errs, fmt.Errorf("shuffleenv: shuffle memory %d must be positive", s.Memory))
@@ -78,10 +49,4 @@ func SettingsFromProperties(props map[string]string, executorID, host string) (s
 		return Settings{}, true, err
 	}
 	return s, true, nil
-}
-
-// DriverProperties are the shuffle properties a backend sends its
-// executors (shuffleconf.DriverProperties, which the backends call).
-func DriverProperties(c *config.Config, secret string) (map[string]string, error) {
-	return shuffleconf.DriverProperties(c, secret)
 }

@@ -8,31 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/flint-mesos/flint/framework/config"
-)
-
-// Properties an executor's launch settings carry for its shuffle (the
-// coarse RegisteredExecutor properties, the fine executor's settings).
-// PropToken is a secret: the driver sends it only over the authenticated
-// driver↔executor channel, and nothing logs it.
-const (
-	PropAppID            = "flint.shuffle.appId"
-	PropToken            = "flint.shuffle.token"
-	PropTLS              = "flint.network.tls.enabled"
-	PropLocalDir         = "flint.local.dir"
-	PropMemory           = "flint.shuffle.memory"
-	PropCompression      = "flint.shuffle.compress.codec"
-	PropMaxBytesInFlight = "flint.reducer.maxSizeInFlight"
-	PropMaxReqsInFlight  = "flint.reducer.maxReqsInFlight"
-	PropMaxRetries       = "flint.shuffle.io.maxRetries"
-	PropRetryWait        = "flint.shuffle.io.retryWait"
-	PropTimeout          = "flint.shuffle.io.connectionTimeout"
-	// PropServiceDir is the agent's shuffle service directory when
-	// flint.shuffle.service.enabled is set; absent otherwise.
-	PropServiceDir = "flint.shuffle.service.dir"
+	"github.com/flint-mesos/flint/proto/flintpb"
+	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 )
 
 // ServiceAPIPrefix starts an agent's shuffle service's own requests
@@ -74,11 +53,13 @@ func Memory(c *config.Config) (int64, error) {
 	return mem, nil
 }
 
-// DriverProperties are the shuffle properties a backend sends its
-// executors: the settings of c with the application's id and shuffle
-// token (AppID, Token) — sizes in bytes, durations in Go's notation; the
-// executor's identity and host are its own.
-func DriverProperties(c *config.Config, secret string) (map[string]string, error) {
+// DriverSettings are the shuffle settings a backend sends its executors
+// (flintpb.ExecutorSettings.shuffle): the settings of c with the
+// application's id and shuffle token (AppID, Token). This is the one place
+// they are built; the executor reads them back in shuffle/shuffleenv
+// (SettingsFromWire). The token is a secret: the driver sends it only over
+// the authenticated driver↔executor channel, and nothing logs it.
+func DriverSettings(c *config.Config, secret string) (*flintpb.ShuffleSettings, error) {
 	if secret == "" {
 		return nil, errors.New("shuffleenv: the application secret is required")
 	}
@@ -86,30 +67,52 @@ func DriverProperties(c *config.Config, secret string) (map[string]string, error
 	if err != nil {
 		return nil, err
 	}
-	comp := strings.ToLower(c.String("flint.shuffle.compress.codec"))
-	switch comp {
-	case "":
-		comp = "s2"
-	case "s2", "zstd", "none":
-	default:
-		return nil, fmt.Errorf("shuffleblock: unknown compression codec %q (want s2, zstd or none)", comp)
+	comp, err := shuffleblock.ParseCompression(c.String("flint.shuffle.compress.codec"))
+	if err != nil {
+		return nil, err
 	}
 	app := AppID(secret)
-	props := map[string]string{
-		PropAppID: app, PropToken: Token(secret, app), PropTLS: strconv.FormatBool(c.Bool("flint.network.tls.enabled")),
-		PropLocalDir: c.String("flint.local.dir"), PropMemory: strconv.FormatInt(mem, 10), PropCompression: comp,
-		PropMaxBytesInFlight: strconv.FormatInt(c.Size("flint.reducer.maxSizeInFlight"), 10),
-		PropMaxReqsInFlight:  strconv.Itoa(c.Int("flint.reducer.maxReqsInFlight")),
-		PropMaxRetries:       strconv.Itoa(c.Int("flint.shuffle.io.maxRetries")),
-		PropRetryWait:        c.Duration("flint.shuffle.io.retryWait").String(),
-		PropTimeout:          c.Duration("flint.shuffle.io.connectionTimeout").String(),
+	s := &flintpb.ShuffleSettings{
+		AppId: app, Token: Token(secret, app), Tls: c.Bool("flint.network.tls.enabled"),
+		LocalDir: c.String("flint.local.dir"), MemoryBytes: mem, Codec: Codec(comp),
+		MaxBytesInFlight: c.Size("flint.reducer.maxSizeInFlight"), MaxReqsInFlight: int32(c.Int("flint.reducer.maxReqsInFlight")),
+		MaxRetries:             int32(c.Int("flint.shuffle.io.maxRetries")),
+		RetryWaitNanos:         int64(c.Duration("flint.shuffle.io.retryWait")),
+		ConnectionTimeoutNanos: int64(c.Duration("flint.shuffle.io.connectionTimeout")),
 	}
 	if c.Bool("flint.shuffle.service.enabled") {
 		dir := c.String("flint.shuffle.service.dir")
 		if dir == "" || !filepath.IsAbs(dir) {
 			return nil, fmt.Errorf("shuffleenv: flint.shuffle.service.dir %q must be an absolute path (the same on every agent)", dir)
 		}
-		props[PropServiceDir] = dir
+		s.ServiceDir = dir
 	}
-	return props, nil
+	return s, nil
+}
+
+// Codec is c on the wire.
+func Codec(c shuffleblock.Compression) flintpb.ShuffleCodec {
+	switch c {
+	case shuffleblock.S2:
+		return flintpb.ShuffleCodec_SHUFFLE_CODEC_S2
+	case shuffleblock.Zstd:
+		return flintpb.ShuffleCodec_SHUFFLE_CODEC_ZSTD
+	case shuffleblock.None:
+		return flintpb.ShuffleCodec_SHUFFLE_CODEC_NONE
+	}
+	return flintpb.ShuffleCodec_SHUFFLE_CODEC_UNSPECIFIED
+}
+
+// Compression is the codec c names; an unspecified or unknown one is an
+// error (the driver always names one).
+func Compression(c flintpb.ShuffleCodec) (shuffleblock.Compression, error) {
+	switch c {
+	case flintpb.ShuffleCodec_SHUFFLE_CODEC_S2:
+		return shuffleblock.S2, nil
+	case flintpb.ShuffleCodec_SHUFFLE_CODEC_ZSTD:
+		return shuffleblock.Zstd, nil
+	case flintpb.ShuffleCodec_SHUFFLE_CODEC_NONE:
+		return shuffleblock.None, nil
+	}
+	return 0, fmt.Errorf("shuffleconf: shuffle codec %s is not one this executor knows", c)
 }

@@ -71,15 +71,12 @@ func (g *Gateway) StopExecutor(executorID, reason string) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopping == "" {
-		c.stopping = reason
-		if reason == "" {
-			c.stopping = "stopped by the driver"
-		}
+	stopping := reason
+	if stopping == "" {
+		stopping = "stopped by the driver"
 	}
-	return c.sendLocked(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_StopExecutor{StopExecutor: &flintpb.StopExecutor{Reason: reason}}})
+	c.stopping.CompareAndSwap(nil, &stopping) // the first reason stays
+	return c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_StopExecutor{StopExecutor: &flintpb.StopExecutor{Reason: reason}}})
 }
 
 func (g *Gateway) sendTo(executorID string, m *flintpb.DriverMessage) error {
@@ -103,16 +100,12 @@ func (g *Gateway) FetchResult(ctx context.Context, executorID, blockID string) (
 	}
 	id := g.nextReq.Add(1)
 	f := &fetch{blockID: blockID, max: g.cfg.MaxResultSize, done: make(chan struct{})}
-	c.mu.Lock()
-	if c.gone {
-		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: %s", ErrExecutorLost, executorID)
-	}
-	c.fetches[id] = f
-	err = c.sendLocked(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_FetchResult{
-		FetchResult: &flintpb.FetchResult{BlockId: blockID, RequestId: id}}})
-	c.mu.Unlock()
-	if err != nil {
+	// Added before the request is queued: the stream's end (finish) closes
+	// the mailbox before it fails the fetches it finds.
+	c.fetches.Store(id, f)
+	if err := c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_FetchResult{
+		FetchResult: &flintpb.FetchResult{BlockId: blockID, RequestId: id}}}); err != nil {
+		c.fetches.Delete(id)
 		return nil, err
 	}
 	select {
@@ -127,11 +120,7 @@ func (g *Gateway) FetchResult(ctx context.Context, executorID, blockID string) (
 	}
 }
 
-func (c *conn) dropFetch(id uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.fetches, id)
-}
+func (c *conn) dropFetch(id uint64) { c.fetches.Delete(id) }
 
 // fetch is one FetchResult awaiting its chunks.
 type fetch struct {
@@ -161,19 +150,18 @@ func (c *conn) onBlock(rb *flintpb.ResultBlock) {
 	if rb == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := c.fetches[rb.RequestId]
-	if f == nil {
+	v, ok := c.fetches.Load(rb.RequestId)
+	if !ok {
 		return
 	}
+	f := v.(*fetch) // its chunks are readLoop's alone
 	if err := f.add(rb); err != nil {
-		delete(c.fetches, rb.RequestId)
+		c.fetches.Delete(rb.RequestId)
 		f.finish(nil, fmt.Errorf("%w: %s from executor %s: %w", ErrFetch, f.blockID, c.id, err))
 		return
 	}
 	if rb.Last {
-		delete(c.fetches, rb.RequestId)
+		c.fetches.Delete(rb.RequestId)
 		f.finish(f.buf, nil)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/flint-mesos/flint/internal/mailbox"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -26,7 +27,8 @@ func (s *service) Connect(stream flintpb.ExecutorGateway_ConnectServer) error {
 }
 
 // conn is one executor stream. The stream handler goroutine is its only
-// sender (writeLoop); readLoop is its only receiver and delivers events.
+// sender (writeLoop), taking what to send from out; readLoop is its only
+// receiver and delivers events.
 type conn struct {
 	g        *Gateway
 	addr     string
@@ -37,23 +39,31 @@ type conn struct {
 	st     error  // handler's return status; set before done is closed
 	reason string // why the stream ended; set before done is closed
 
-	reg      atomic.Bool // id, info and batching are set (before reg) and never change
+	// Set by the registry loop before reg (and before the executor is
+	// published), never changed after.
+	reg      atomic.Bool
 	id       string
 	info     ExecutorInfo
 	batching bool   // the executor understands LaunchTasks and StatusUpdateAcks
-	dedup    *dedup // the executor's window of delivered update uuids
+	dedup    *dedup // the executor's window of delivered update uuids: readLoop's
 
-	mu       sync.Mutex
-	queue    []*flintpb.DriverMessage
-	acks     []ackItem // acks to send after queue, in one StatusUpdateAcks when batching
-	wake     chan struct{}
-	fetches  map[uint64]*fetch
-	gone     bool   // the stream ended: nothing more is queued or fetched
-	stopping string // StopExecutor's reason, when sent
+	// out is the writer's mailbox: messages and acks in the order queued,
+	// closed once the stream ended (nothing more is sent).
+	out *mailbox.Mailbox[outItem]
+	// fetches are the FetchResults awaiting their chunks, by request id
+	// (*fetch): FetchResult adds one, readLoop completes it.
+	fetches  sync.Map
+	stopping atomic.Pointer[string] // StopExecutor's reason, when sent
+}
+
+// outItem is one message or a batch of acks for the writer.
+type outItem struct {
+	m    *flintpb.DriverMessage
+	acks []ackItem
 }
 
 func newConn(g *Gateway, addr string) *conn {
-	c := &conn{g: g, addr: addr, done: make(chan struct{}), wake: make(chan struct{}, 1), fetches: make(map[uint64]*fetch)}
+	c := &conn{g: g, addr: addr, done: make(chan struct{}), out: mailbox.New[outItem]()}
 	c.lastSeen.Store(g.cfg.Clock.Now().UnixNano())
 	return c
 }
@@ -71,28 +81,10 @@ func (c *conn) kill(reason string, st error) {
 // send queues m for the writer; ErrExecutorLost once the stream ended.
 // Messages must not be modified after send.
 func (c *conn) send(m *flintpb.DriverMessage) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sendLocked(m)
-}
-
-func (c *conn) sendLocked(m *flintpb.DriverMessage) error {
-	if c.gone {
+	if !c.out.Put(outItem{m: m}) {
 		return fmt.Errorf("%w: %s", ErrExecutorLost, c.id)
 	}
-	c.queue = append(c.queue, m)
-	c.signalLocked()
 	return nil
-}
-
-// signalLocked wakes the writer when the queues were empty before.
-func (c *conn) signalLocked() {
-	if len(c.queue)+len(c.acks) == 1 {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // ackItem is one status update to acknowledge.
@@ -101,29 +93,12 @@ type ackItem struct {
 	uuid   []byte
 }
 
-// queueAcks queues acknowledgements; they are dropped once the stream ended.
+// queueAcks queues acknowledgements (the writer owns acks from then on);
+// they are dropped once the stream ended.
 func (c *conn) queueAcks(acks []ackItem) {
-	if len(acks) == 0 {
-		return
+	if len(acks) > 0 {
+		c.out.Put(outItem{acks: acks})
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gone {
-		return
-	}
-	for _, a := range acks {
-		c.acks = append(c.acks, a)
-		c.signalLocked()
-	}
-}
-
-// take swaps the queues for the writer's spare (emptied) slices.
-func (c *conn) take(spareQ []*flintpb.DriverMessage, spareA []ackItem) ([]*flintpb.DriverMessage, []ackItem) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	q, a := c.queue, c.acks
-	c.queue, c.acks = spareQ, spareA
-	return q, a
 }
 
 func (g *Gateway) serveStream(stream flintpb.ExecutorGateway_ConnectServer) error {
@@ -132,21 +107,19 @@ func (g *Gateway) serveStream(stream flintpb.ExecutorGateway_ConnectServer) erro
 		addr = p.Addr.String()
 	}
 	c := newConn(g, addr)
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
+	opened := false
+	g.do(func() {
+		if !g.isClosing() {
+			g.streams[c], opened = struct{}{}, true
+			g.wg.Add(2)
+		}
+	})
+	if !opened {
 		return status.Error(codes.Unavailable, "gateway: closed")
 	}
-	g.streams[c] = struct{}{}
-	g.wg.Add(2)
-	g.mu.Unlock()
 	defer g.wg.Done()
 	go c.readLoop(stream)
-	err := c.writeLoop(stream)
-	g.mu.Lock()
-	delete(g.streams, c)
-	g.mu.Unlock()
-	return err
+	return c.writeLoop(stream)
 }
 
 // writeLoop sends queued messages until the stream is killed. Each wake-up
@@ -156,8 +129,7 @@ func (g *Gateway) serveStream(stream flintpb.ExecutorGateway_ConnectServer) erro
 func (c *conn) writeLoop(stream flintpb.ExecutorGateway_ConnectServer) error {
 	ctx := stream.Context()
 	w := writer{c: c, stream: stream, seen: make(map[[16]byte]struct{})}
-	var q []*flintpb.DriverMessage
-	var a []ackItem
+	var q []outItem
 	for {
 		select {
 		case <-c.done:
@@ -168,20 +140,17 @@ func (c *conn) writeLoop(stream flintpb.ExecutorGateway_ConnectServer) error {
 		case <-ctx.Done():
 			c.kill("stream ended: "+ctx.Err().Error(), status.FromContextError(ctx.Err()).Err())
 			return c.st
-		case <-c.wake:
+		case <-c.out.Wake():
 		}
 		// Yield once before taking the queue: launches and acks that
 		// goroutines already runnable are about to queue join this flush
 		// instead of the next one (see the executor's sendLoop).
 		runtime.Gosched()
-		q, a = c.take(q, a)
-		if err := w.flush(q, a); err != nil {
+		q = c.out.Take(q)
+		if err := w.flush(q); err != nil {
 			c.kill("send failed: "+err.Error(), status.Errorf(codes.Unavailable, "gateway: send: %v", err))
 			return c.st
 		}
-		clear(q)
-		clear(a)
-		q, a = q[:0], a[:0]
 	}
 }
 
@@ -193,6 +162,7 @@ type writer struct {
 	pending []*flintpb.TaskDescription // launches not sent yet
 	size    int                        // their encoded size
 	seen    map[[16]byte]struct{}      // acks of this flush, deduplicated
+	acks    []ackItem                  // acks of this flush, sent after its messages
 }
 
 // add queues a launch for the next LaunchTasks, first sending what is
@@ -210,42 +180,51 @@ func (w *writer) add(td *flintpb.TaskDescription) error {
 	return nil
 }
 
-func (w *writer) flush(q []*flintpb.DriverMessage, acks []ackItem) error {
-	for _, m := range q {
-		if w.c.batching {
-			switch x := m.Message.(type) {
-			case *flintpb.DriverMessage_LaunchTask:
-				if err := w.add(x.LaunchTask); err != nil {
-					return err
-				}
-				continue
-			case *flintpb.DriverMessage_LaunchTasks:
-				for _, td := range x.LaunchTasks.GetTasks() {
-					if err := w.add(td); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-		} else if x, ok := m.Message.(*flintpb.DriverMessage_LaunchTasks); ok {
-			for _, td := range x.LaunchTasks.GetTasks() {
-				if err := w.stream.Send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTask{LaunchTask: td}}); err != nil {
-					return err
-				}
-			}
+// flush sends the messages of q in order, launches coalesced, then the
+// acks of q together.
+func (w *writer) flush(q []outItem) error {
+	for _, it := range q {
+		if it.m == nil {
+			w.acks = append(w.acks, it.acks...)
 			continue
 		}
-		if err := w.sendLaunches(); err != nil {
-			return err
-		}
-		if err := w.stream.Send(m); err != nil {
+		if err := w.message(it.m); err != nil {
 			return err
 		}
 	}
 	if err := w.sendLaunches(); err != nil {
 		return err
 	}
-	return w.sendAcks(acks)
+	err := w.sendAcks(w.acks)
+	clear(w.acks)
+	w.acks = w.acks[:0]
+	return err
+}
+
+// message sends m, or queues it for the next LaunchTasks when it is a
+// launch the executor takes batched.
+func (w *writer) message(m *flintpb.DriverMessage) error {
+	switch x := m.Message.(type) {
+	case *flintpb.DriverMessage_LaunchTask:
+		if w.c.batching {
+			return w.add(x.LaunchTask)
+		}
+	case *flintpb.DriverMessage_LaunchTasks:
+		for _, td := range x.LaunchTasks.GetTasks() {
+			if w.c.batching {
+				if err := w.add(td); err != nil {
+					return err
+				}
+			} else if err := w.stream.Send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_LaunchTask{LaunchTask: td}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := w.sendLaunches(); err != nil {
+		return err
+	}
+	return w.stream.Send(m)
 }
 
 func (w *writer) sendLaunches() error {
@@ -314,10 +293,7 @@ func (c *conn) readLoop(stream flintpb.ExecutorGateway_ConnectServer) {
 
 func (c *conn) recvEnded(err error) {
 	if errors.Is(err, io.EOF) {
-		c.mu.Lock()
-		reason := c.stopping
-		c.mu.Unlock()
-		if reason != "" {
+		if reason := c.stopReason(); reason != "" {
 			c.kill("executor stopped: "+reason, nil)
 		} else {
 			c.kill("executor closed its stream", nil)
@@ -327,37 +303,44 @@ func (c *conn) recvEnded(err error) {
 	c.kill("stream broken: "+status.Convert(err).Message(), status.Error(codes.Unavailable, "gateway: stream broken"))
 }
 
+// stopReason is StopExecutor's reason, "" unless the driver stopped it.
+func (c *conn) stopReason() string {
+	if r := c.stopping.Load(); r != nil {
+		return *r
+	}
+	return ""
+}
+
 // finish unregisters the executor, fails its pending fetches and reports
 // it lost.
 func (c *conn) finish() {
 	<-c.done // readLoop killed the stream before calling finish
 	g := c.g
 	lost := false
-	if c.registered() {
-		g.mu.Lock()
-		if g.execs[c.id] == c {
+	g.do(func() {
+		delete(g.streams, c)
+		if c.registered() && g.execs[c.id] == c {
 			delete(g.execs, c.id)
 			g.dedups.leave(c.id, g.cfg.Clock.Now())
+			g.publish()
 			lost = true
 		}
-		g.mu.Unlock()
-	}
-	c.mu.Lock()
-	c.gone = true
-	fetches := c.fetches
-	c.fetches = nil
-	c.mu.Unlock()
-	for _, f := range fetches {
-		f.finish(nil, fmt.Errorf("%w: %s: %s", ErrExecutorLost, c.id, c.reason))
-	}
+	})
+	// Nothing is queued after this; a FetchResult that queued its request
+	// before has added its fetch already, one that did not sees the
+	// mailbox closed.
+	c.out.Close()
+	c.fetches.Range(func(id, f any) bool {
+		if _, ok := c.fetches.LoadAndDelete(id); ok {
+			f.(*fetch).finish(nil, fmt.Errorf("%w: %s: %s", ErrExecutorLost, c.id, c.reason))
+		}
+		return true
+	})
 	if !lost {
 		return
 	}
-	c.mu.Lock()
-	asked := c.stopping != ""
-	c.mu.Unlock()
 	entry := g.log.WithFields(logrus.Fields{"executor_id": c.id, "reason": c.reason})
-	if asked || g.isClosing() {
+	if c.stopReason() != "" || g.isClosing() {
 		entry.Debug("executor stopped") // the driver asked for it: not a loss worth a warning
 	} else {
 		entry.Debug("executor lost") // the backend reports it, with how it ended
@@ -407,25 +390,34 @@ func (c *conn) register(r *flintpb.RegisterExecutor) error {
 	}
 	info := ExecutorInfo{ID: r.ExecutorId, Host: r.Host, Rack: r.Rack, AgentID: r.AgentId, Cores: int(r.Cores),
 		Version: r.Version, PID: int(r.Pid), Attributes: maps.Clone(r.Attributes), Addr: c.addr}
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
+	var refused error
+	ran := g.do(func() {
+		if g.isClosing() {
+			refused = status.Error(codes.Unavailable, "gateway: closed")
+			return
+		}
+		if old := g.execs[r.ExecutorId]; old != nil {
+			log.Warn("duplicate executor id refused")
+			refused = status.Errorf(codes.AlreadyExists, "gateway: executor %q is already registered (from %s)", r.ExecutorId, old.addr)
+			return
+		}
+		c.id, c.info, c.batching = r.ExecutorId, info, r.Batching
+		c.dedup = g.dedups.join(c.id)
+		c.reg.Store(true)
+		reply := &flintpb.RegisteredExecutor{DriverId: g.cfg.DriverID, Settings: g.cfg.Settings,
+			HeartbeatIntervalNanos: int64(g.cfg.HeartbeatInterval), Batching: true}
+		// Queued before the executor is published, so that no Launch can
+		// overtake it.
+		_ = c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Registered{Registered: reply}})
+		g.execs[c.id] = c
+		g.publish()
+	})
+	if !ran {
 		return status.Error(codes.Unavailable, "gateway: closed")
 	}
-	if old := g.execs[r.ExecutorId]; old != nil {
-		g.mu.Unlock()
-		log.Warn("duplicate executor id refused")
-		return status.Errorf(codes.AlreadyExists, "gateway: executor %q is already registered (from %s)", r.ExecutorId, old.addr)
+	if refused != nil {
+		return refused
 	}
-	c.id, c.info, c.batching = r.ExecutorId, info, r.Batching
-	c.dedup = g.dedups.join(c.id)
-	c.reg.Store(true)
-	g.execs[c.id] = c
-	reply := &flintpb.RegisteredExecutor{DriverId: g.cfg.DriverID, Settings: g.cfg.Settings,
-		HeartbeatIntervalNanos: int64(g.cfg.HeartbeatInterval), Batching: true}
-	// Queued under g.mu so that no Launch can overtake it.
-	_ = c.send(&flintpb.DriverMessage{Message: &flintpb.DriverMessage_Registered{Registered: reply}})
-	g.mu.Unlock()
 	log.WithFields(logrus.Fields{"host": info.Host, "cores": info.Cores, "agent_id": info.AgentID, "version": info.Version}).
 		Debug("executor registered")
 	if !g.isClosing() {

@@ -1,9 +1,6 @@
 package gateway
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // dedup remembers the last n status update uuids of one executor (a ring
 // over a set), so an update it resends after a reconnect is delivered once.
@@ -14,8 +11,10 @@ import (
 // so a window a little larger than one executor's updates in flight is
 // always enough, however many updates other executors deliver during its
 // reconnect backoff. A small window also stays in cache on the hot path.
+//
+// A window is its session's readLoop's alone; the registry loop hands it
+// from one session of the executor to the next.
 type dedup struct {
-	mu   sync.Mutex
 	set  map[[16]byte]struct{}
 	ring [][16]byte
 	next int
@@ -26,11 +25,9 @@ func newDedup(n int) *dedup {
 	return &dedup{set: make(map[[16]byte]struct{}), n: n}
 }
 
-// firstSeen records k and reports whether it was new: one lock and one
-// lookup per update. When the window is full the oldest uuid is forgotten.
+// firstSeen records k and reports whether it was new: one lookup per
+// update. When the window is full the oldest uuid is forgotten.
 func (d *dedup) firstSeen(k [16]byte) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if _, ok := d.set[k]; ok {
 		return false
 	}

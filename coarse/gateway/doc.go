@@ -11,6 +11,21 @@
 //	   Heartbeat ─►     silence > Timeout, stream broken or ended ─► ExecutorLost
 //	   ResultBlock chunks ─► reassembled for FetchResult
 //
+// Owners. One goroutine, the registry loop (Gateway.run), owns the
+// registry: every live stream, the registered executors, their dedup
+// windows across sessions and the silence checks. A stream opening,
+// registering (the duplicate-id check, the RegisteredExecutor answer
+// queued before the executor becomes visible) and ending, and Serve, are
+// its inputs, which it runs one at a time; after each change it publishes
+// the registered executors as a map it never modifies again, which Launch,
+// Kill, StopExecutor, FetchResult and Executors read without waiting on it.
+// Each stream has its own sender, the stream handler's writeLoop, which
+// owns the stream's sending side and takes messages and acks from the
+// stream's mailbox (internal/mailbox) in the order they were queued; its
+// readLoop owns the receiving side, the executor's dedup window and the
+// chunks of pending fetches. No mutex of the package's own guards any of
+// it.
+//
 // Security is on by default: Config.Secret is required (NewSecret makes one
 // per application) and never leaves the driver: each executor gets its own
 // ExecutorToken (an HMAC of its id under the secret; the coarse backend

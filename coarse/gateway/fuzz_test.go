@@ -53,7 +53,7 @@ func FuzzHandleExecutorMessage(f *testing.F) {
 			t.Fatal(err)
 		}
 		fe := &fetch{blockID: "b", done: make(chan struct{})}
-		c.fetches[1] = fe
+		c.fetches.Store(uint64(1), fe)
 		defer func() {
 			c.kill("fuzz done", nil)
 			c.finish()

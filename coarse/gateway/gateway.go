@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -228,6 +230,14 @@ func NewSecret() string {
 // Gateway is the driver's end of the coarse-grained executor protocol: a
 // gRPC server executors connect to, and the registry of connected
 // executors. It is safe for concurrent use.
+//
+// One goroutine, the registry loop (run), owns the registry: every live
+// stream, the registered executors, their dedup windows and the silence
+// checks. Streams opening, registering and ending, and Serve, are its
+// inputs (do); it publishes the registered executors after each change
+// (registered), which Launch, Kill, FetchResult and Executors read without
+// waiting on it. Each stream's writer owns its stream and takes what to
+// send from its own mailbox (conn.out).
 type Gateway struct {
 	cfg    Config
 	log    logrus.FieldLogger
@@ -237,15 +247,21 @@ type Gateway struct {
 	batchBytes int
 	nextReq    atomic.Uint64
 	closing    chan struct{}
-	wg         sync.WaitGroup // serve loop, checker, stream handlers and readers
+	closeOnce  sync.Once
+	wg         sync.WaitGroup // registry loop, serve loop, stream handlers and readers
 
-	mu      sync.Mutex
+	// inbox takes the registry loop's inputs: each runs on the loop.
+	inbox chan func()
+	// registered is the registry loop's latest map of registered, live
+	// executors (never modified once published).
+	registered atomic.Pointer[map[string]*conn]
+	addr       atomic.Pointer[net.Addr]
+
+	// Owned by the registry loop:
 	execs   map[string]*conn   // registered, live executors
 	dedups  dedups             // per executor id, across its sessions
 	streams map[*conn]struct{} // every live stream, registered or not
-	addr    net.Addr
 	serving bool
-	closed  bool
 }
 
 // New validates cfg and returns a Gateway; call Serve to accept executors.
@@ -258,9 +274,10 @@ func New(cfg Config) (*Gateway, error) {
 		cfg: cfg, log: cfg.Logger.WithField("component", "gateway"),
 		secret: cfg.Secret, dedups: newDedups(cfg.DedupWindow),
 		batchBytes: flintpb.BatchBytes(cfg.MaxMessageSize),
-		closing:    make(chan struct{}),
-		execs:      make(map[string]*conn), streams: make(map[*conn]struct{}),
+		closing:    make(chan struct{}), inbox: make(chan func()),
+		execs: make(map[string]*conn), streams: make(map[*conn]struct{}),
 	}
+	g.registered.Store(&map[string]*conn{})
 	opts := []grpc.ServerOption{
 		grpc.ForceServerCodec(flintpb.Codec{}),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageSize),
@@ -276,58 +293,57 @@ func New(cfg Config) (*Gateway, error) {
 	g.srv = grpc.NewServer(opts...)
 	flintpb.RegisterExecutorGatewayServer(g.srv, (*service)(g))
 	g.wg.Add(1)
-	go g.checkLoop()
+	go g.run()
 	return g, nil
 }
 
 // Serve starts serving executors on lis in the background and returns at
 // once; the gateway owns lis from then on and closes it in Close.
 func (g *Gateway) Serve(lis net.Listener) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	switch {
-	case g.closed:
-		return ErrClosed
-	case g.serving:
-		return errors.New("gateway: already serving")
-	}
-	g.serving, g.addr = true, lis.Addr()
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		if err := g.srv.Serve(lis); err != nil {
-			g.log.WithError(err).Error("gateway stopped serving")
+	err := ErrClosed
+	g.do(func() {
+		switch {
+		case g.isClosing():
+			return
+		case g.serving:
+			err = errors.New("gateway: already serving")
+			return
 		}
-	}()
-	g.log.WithField("addr", lis.Addr().String()).Debug("executor gateway listening")
-	return nil
+		err = nil
+		addr := lis.Addr()
+		g.serving = true
+		g.addr.Store(&addr)
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			if err := g.srv.Serve(lis); err != nil {
+				g.log.WithError(err).Error("gateway stopped serving")
+			}
+		}()
+	})
+	if err == nil {
+		g.log.WithField("addr", lis.Addr().String()).Debug("executor gateway listening")
+	}
+	return err
 }
 
 // Addr is the address Serve listens on (nil before Serve): what executors
 // get as FLINT_DRIVER_URL.
 func (g *Gateway) Addr() net.Addr {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.addr
+	if a := g.addr.Load(); a != nil {
+		return *a
+	}
+	return nil
 }
 
 // Executors returns the registered executors, sorted by id.
 func (g *Gateway) Executors() []ExecutorInfo {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]ExecutorInfo, 0, len(g.execs))
-	for _, c := range g.execs {
+	execs := *g.registered.Load()
+	out := make([]ExecutorInfo, 0, len(execs))
+	for _, c := range execs {
 		out = append(out, c.info)
 	}
-	slices.SortFunc(out, func(a, b ExecutorInfo) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b ExecutorInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
@@ -337,12 +353,7 @@ func (g *Gateway) Executors() []ExecutorInfo {
 // goroutine of the gateway. No event is delivered once Close has begun. It
 // is idempotent.
 func (g *Gateway) Close() error {
-	g.mu.Lock()
-	if !g.closed {
-		g.closed = true
-		close(g.closing)
-	}
-	g.mu.Unlock()
+	g.closeOnce.Do(func() { close(g.closing) })
 	g.srv.Stop()
 	g.wg.Wait()
 	return nil
@@ -364,20 +375,32 @@ func (g *Gateway) authentic(token, executorID string) bool {
 
 // lookup returns the live connection of a registered executor.
 func (g *Gateway) lookup(executorID string) (*conn, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
+	if g.isClosing() {
 		return nil, ErrClosed
 	}
-	c := g.execs[executorID]
+	c := (*g.registered.Load())[executorID]
 	if c == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownExecutor, executorID)
 	}
 	return c, nil
 }
 
-// checkLoop ends streams that stayed silent longer than Timeout.
-func (g *Gateway) checkLoop() {
+// do runs f on the registry loop and returns once it ran; false, without
+// running it, once the gateway is closing.
+func (g *Gateway) do(f func()) bool {
+	done := make(chan struct{})
+	select {
+	case g.inbox <- func() { f(); close(done) }:
+		<-done
+		return true
+	case <-g.closing:
+		return false
+	}
+}
+
+// run is the registry loop: it runs the inputs do hands it, one at a time,
+// and ends streams that stayed silent longer than Timeout, until Close.
+func (g *Gateway) run() {
 	defer g.wg.Done()
 	t := g.cfg.Clock.NewTicker(g.cfg.CheckInterval)
 	defer t.Stop()
@@ -385,26 +408,29 @@ func (g *Gateway) checkLoop() {
 		select {
 		case <-g.closing:
 			return
+		case f := <-g.inbox:
+			f()
 		case <-t.C():
 			g.checkSilence()
 		}
 	}
 }
 
+// publish hands the registered executors to readers (registry loop).
+func (g *Gateway) publish() {
+	m := maps.Clone(g.execs)
+	g.registered.Store(&m)
+}
+
 func (g *Gateway) checkSilence() {
 	now := g.cfg.Clock.Now().UnixNano()
-	g.mu.Lock()
 	// An executor gives up after Timeout without the driver; after twice
 	// that it cannot resend anything its window would catch.
 	g.dedups.expire(time.Unix(0, now), 2*g.cfg.Timeout)
-	var silent []*conn
 	for c := range g.streams {
-		if time.Duration(now-c.lastSeen.Load()) > g.cfg.Timeout {
-			silent = append(silent, c)
+		if time.Duration(now-c.lastSeen.Load()) <= g.cfg.Timeout {
+			continue
 		}
-	}
-	g.mu.Unlock()
-	for _, c := range silent {
 		if c.registered() {
 			reason := fmt.Sprintf("no heartbeat for more than %s", g.cfg.Timeout)
 			c.kill(reason, status.Error(codes.DeadlineExceeded, "gateway: "+reason))

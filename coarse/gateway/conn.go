@@ -56,10 +56,12 @@ type conn struct {
 	stopping atomic.Pointer[string] // StopExecutor's reason, when sent
 }
 
-// outItem is one message or a batch of acks for the writer.
+// outItem is one message for the writer, else acks: several in acks, or
+// the one in ack.
 type outItem struct {
 	m    *flintpb.DriverMessage
 	acks []ackItem
+	ack  ackItem
 }
 
 func newConn(g *Gateway, addr string) *conn {
@@ -184,8 +186,12 @@ func (w *writer) add(td *flintpb.TaskDescription) error {
 // acks of q together.
 func (w *writer) flush(q []outItem) error {
 	for _, it := range q {
-		if it.m == nil {
+		switch {
+		case it.m == nil && len(it.acks) > 0:
 			w.acks = append(w.acks, it.acks...)
+			continue
+		case it.m == nil:
+			w.acks = append(w.acks, it.ack)
 			continue
 		}
 		if err := w.message(it.m); err != nil {
@@ -431,22 +437,41 @@ func (c *conn) register(r *flintpb.RegisterExecutor) error {
 // it were delivered but are not acked, so the executor resends them and
 // dedup drops them.
 func (c *conn) onStatus(us []*flintpb.StatusUpdate) error {
-	acks := make([]ackItem, 0, len(us))
-	for _, u := range us {
-		if err := c.checkStatus(u); err != nil {
-			c.queueAcks(acks)
+	if len(us) == 1 { // one update (an executor that does not batch): no slice to allocate
+		if stop, err := c.deliver(us[0]); stop {
 			return err
 		}
-		if c.g.isClosing() {
-			return nil
-		}
-		if c.dedup.firstSeen([16]byte(u.Uuid)) {
-			c.g.cfg.Events.StatusUpdate(u)
+		c.out.Put(outItem{ack: ackItem{taskID: us[0].TaskId, uuid: us[0].Uuid}})
+		return nil
+	}
+	acks := make([]ackItem, 0, len(us))
+	for _, u := range us {
+		if stop, err := c.deliver(u); stop {
+			if err != nil {
+				c.queueAcks(acks)
+			}
+			return err
 		}
 		acks = append(acks, ackItem{taskID: u.TaskId, uuid: u.Uuid})
 	}
 	c.queueAcks(acks)
 	return nil
+}
+
+// deliver hands u to Events unless its uuid was delivered before. stop
+// ends onStatus: with an error for an invalid update, without one once the
+// gateway is closing (nothing is delivered nor acked then).
+func (c *conn) deliver(u *flintpb.StatusUpdate) (stop bool, err error) {
+	if err := c.checkStatus(u); err != nil {
+		return true, err
+	}
+	if c.g.isClosing() {
+		return true, nil
+	}
+	if c.dedup.firstSeen([16]byte(u.Uuid)) {
+		c.g.cfg.Events.StatusUpdate(u)
+	}
+	return false, nil
 }
 
 func (c *conn) checkStatus(u *flintpb.StatusUpdate) error {

@@ -200,7 +200,10 @@ func TestKillShutdownMessageReconcile(t *testing.T) {
 		if rt.RunTask.Task.Executor.GetFrameworkID().GetValue() != c.id {
 			t.Fatal("master did not fill ExecutorInfo.framework_id")
 		}
-		ag.SendStatus(c.id, "t", mesos.TASK_RUNNING)
+		ts, running := float64(time.Now().UnixNano())/1e9, "started"
+		ag.Send(link.AgentMessage{StatusUpdate: &link.StatusUpdate{FrameworkID: mesos.FrameworkID{Value: c.id},
+			Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t"}, State: mesos.TASK_RUNNING.Enum(), Message: &running,
+				Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: minimesostest.NewUUID(), Timestamp: &ts, Data: []byte("executor's data")}}})
 		c.nextUpdate("t")
 
 		c.mustCall(calls.Kill("t", ag.ID()))
@@ -221,10 +224,13 @@ func TestKillShutdownMessageReconcile(t *testing.T) {
 		if e := c.next(scheduler.Event_MESSAGE); string(e.Message.Data) != "yo" || e.Message.AgentID.Value != ag.ID() {
 			t.Fatalf("message %v", e)
 		}
-		// Implicit reconciliation: latest state, master source, no uuid.
+		// Implicit reconciliation: latest state, master source, no uuid,
+		// Mesos' message and none of the update's data (Mesos' master builds
+		// a new status, createStatusUpdate, from the task's latest state).
 		c.mustCall(calls.Reconcile())
 		st := c.nextUpdate("t")
-		if st.GetState() != mesos.TASK_RUNNING || st.GetReason() != mesos.REASON_RECONCILIATION || st.UUID != nil || st.GetSource() != mesos.SOURCE_MASTER {
+		if st.GetState() != mesos.TASK_RUNNING || st.GetReason() != mesos.REASON_RECONCILIATION || st.UUID != nil || st.GetSource() != mesos.SOURCE_MASTER ||
+			st.Data != nil || st.GetMessage() != "Reconciliation: Latest task state" || st.GetAgentID().GetValue() != ag.ID() {
 			t.Fatalf("implicit: %v", st)
 		}
 		// Explicit: known, unknown on a registered agent (GONE → LOST), unknown agent (UNKNOWN → LOST).

@@ -263,11 +263,18 @@ func (m *Master) reconcile(f *framework, tasks []scheduler.Call_Reconcile_Task) 
 	}
 }
 
+// latestCopy is the master's answer for a task it knows, as Mesos'
+// _reconcileTasks builds it (createStatusUpdate, "Reconciliation: Latest
+// task state"): the task's latest state, agent, executor, health and
+// container status — none of the update's data, labels or message (a
+// fine executor's result rides in a FINISHED update's data: the
+// reconciliation answer does not carry it).
 func latestCopy(t *task) mesos.TaskStatus {
-	st := t.latest
-	st.TaskID = t.t.TaskID
+	l := t.latest
+	msg := "Reconciliation: Latest task state"
 	aid := t.t.AgentID
-	st.AgentID = &aid
+	st := mesos.TaskStatus{TaskID: t.t.TaskID, State: l.State, AgentID: &aid, ExecutorID: l.ExecutorID,
+		Healthy: l.Healthy, ContainerStatus: l.ContainerStatus, Message: &msg}
 	if st.ExecutorID == nil {
 		st.ExecutorID = t.t.ExecutorID
 	}

@@ -36,3 +36,22 @@ func TestTranslateCarriesAFetchFailure(t *testing.T) {
 		t.Errorf("fetch failure %+v, want %+v", u.FetchFailed, want)
 	}
 }
+
+// The master's reconciliation answer for a task whose FINISHED update a
+// partition held carries no result: the attempt is lost (retried, not
+// counted as the task's failure), not failed as a result lost; an agent's
+// FINISHED without data is still a failure.
+func TestTranslateReconciledFinishedIsLost(t *testing.T) {
+	reason, msg := mesos.REASON_RECONCILIATION, "Reconciliation: Latest task state"
+	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t9"}, State: mesos.TASK_FINISHED.Enum(), Message: &msg,
+		Source: mesos.SOURCE_MASTER.Enum(), Reason: &reason}
+	u := translate(&mtask{flintID: 9, execID: "exec-a"}, st)
+	if u.State != scheduler.Lost || u.Failure == nil || u.Failure.Kind != scheduler.ExecutorLost || u.Result != nil {
+		t.Fatalf("update %+v (failure %+v), want Lost with ExecutorLost and no result", u, u.Failure)
+	}
+	st.Source, st.Reason = mesos.SOURCE_AGENT.Enum(), nil
+	u = translate(&mtask{flintID: 9, execID: "exec-a"}, st)
+	if u.State != scheduler.Failed || u.Failure == nil || u.Failure.Kind != scheduler.ResultLost {
+		t.Fatalf("agent's FINISHED without data: update %+v (failure %+v), want Failed with ResultLost", u, u.Failure)
+	}
+}

@@ -185,7 +185,8 @@ func terminal(s mesos.TaskState) bool {
 // this task; otherwise (agent or master updates) one is made from the
 // Mesos state, reason and message:
 //
-//	FINISHED                               → FINISHED (no result data: FAILED, RESULT_LOST)
+//	FINISHED                               → FINISHED (no result data: FAILED, RESULT_LOST;
+//	                                         a reconciliation answer's: LOST, EXECUTOR_LOST)
 //	FAILED, ERROR, GONE                    → FAILED (counts towards flint.task.maxFailures)
 //	KILLED                                 → KILLED
 //	LOST, DROPPED, UNREACHABLE, UNKNOWN,
@@ -206,6 +207,12 @@ func translate(t *mtask, st mesos.TaskStatus) *backend.StatusUpdate {
 		if fromExec && exu.State == scheduler.Finished && ex.Result != nil {
 			u.State, u.Result, u.Indirect = scheduler.Finished, exu.Result, exu.Indirect
 			return u
+		}
+		if reconciled(st) {
+			u.State = scheduler.Lost
+			u.Failure = &scheduler.Failure{Kind: scheduler.ExecutorLost, Message: "fine: " + why +
+				" (the master's reconciliation answer: the executor's update with the result was held by a partition or a master failover; retried)"}
+			break
 		}
 		u.State = scheduler.Failed
 		u.Failure = &scheduler.Failure{Kind: scheduler.ResultLost, Message: "fine: " + why + " without a result"}
@@ -236,6 +243,18 @@ func translate(t *mtask, st mesos.TaskStatus) *backend.StatusUpdate {
 		u.Failure, u.FetchFailed = exu.Failure, exu.FetchFailed
 	}
 	return u
+}
+
+// reconciled reports the master's answer to a reconciliation (Mesos'
+// "Reconciliation: Latest task state"): it carries the state of the
+// task's last update the framework has not acknowledged, but none of
+// that update's data. A FINISHED answer means the result exists on an
+// update the partition or failover held, which may still come or may be
+// lost with its agent: the attempt ends as lost (retried, not counted
+// against flint.task.maxFailures, as a partition is no fault of the
+// task), and the late update is dropped as the ended attempt's.
+func reconciled(st mesos.TaskStatus) bool {
+	return st.GetSource() == mesos.SOURCE_MASTER && st.GetReason() == mesos.REASON_RECONCILIATION
 }
 
 // respawnRefused reports a task placed on an executor already started

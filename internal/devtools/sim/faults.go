@@ -111,20 +111,50 @@ func (m *master) partition() {
 	m.s.at(noticed+3*time.Second+time.Duration(m.s.rng.Int64N(int64(12*time.Second))), func() {
 		m.down, m.cut = false, false
 		m.s.logf("the partition heals; the framework re-subscribes to %s", m.info.ID)
-		m.h.Subscribed(frameworkID, m.info, true)
-		m.reconcile()
+		m.resubscribed()
 	})
 }
 
+// resubscribed is the framework's SUBSCRIBE after a failover or a
+// partition, as Mesos and mesosconn do it: the call names no suppressed
+// roles (mesosconn's), so the master unsuppresses the framework and keeps
+// its filters (Mesos' updateFramework; minimesos' SetSuppressed); the
+// connection then sends SUPPRESS if its demand is off (a SUPPRESS or
+// REVIVE lost in a partition does not outlive the subscription either
+// way) and reconciles explicitly.
+func (m *master) resubscribed() {
+	m.alloc.SetSuppressed(frameworkID, nil)
+	m.h.Subscribed(frameworkID, m.info, true)
+	if !m.demand {
+		m.call(func() {
+			m.s.logf("demand false (after the re-subscription)")
+			m.alloc.Suppress(frameworkID, nil)
+		})
+	}
+	m.reconcile()
+}
+
 // reconcile answers the explicit reconciliation mesosconn makes after a
-// re-subscription, for every task it launched and saw no end of: a task
-// the master does not know (its launch was lost, or refused while the
-// framework was away) is TASK_LOST (REASON_RECONCILIATION), as Mesos
-// answers; a live one's RUNNING changes nothing and is not sent.
+// re-subscription, for every task it launched and saw no end of, as
+// Mesos' master does (_reconcileTasks): a task whose terminal update the
+// master forwarded but the framework has not acknowledged (it was held
+// by the failover or the partition; the agent resends it) is known, and
+// its latest state is answered — SOURCE_MASTER, REASON_RECONCILIATION and
+// no data, so a FINISHED carries no result; a task the master does not
+// know (its launch was lost, or refused while the framework was away) is
+// TASK_LOST; a live one's RUNNING changes nothing and is not sent.
 func (m *master) reconcile() {
 	reason := mesos.REASON_RECONCILIATION
 	for _, id := range sortedKeys(m.unended) {
 		if m.tasks[id] != nil {
+			continue
+		}
+		if st, ok := m.forwarded[id]; ok {
+			m.s.logf("reconcile %s: %s, its update not acknowledged", id, st.GetState())
+			msg := "Reconciliation: Latest task state"
+			latest := mesos.TaskStatus{TaskID: st.TaskID, State: st.State, Source: mesos.SOURCE_MASTER.Enum(), Reason: &reason,
+				Message: &msg, AgentID: st.AgentID, ExecutorID: st.ExecutorID}
+			m.deliver(latest)
 			continue
 		}
 		m.s.logf("reconcile %s: unknown to the master", id)
@@ -161,7 +191,6 @@ func (m *master) failover() {
 		m.down = false
 		m.info.ID = "sim-m" + strconv.Itoa(m.leader+1)
 		m.s.logf("master %s leads; the framework re-subscribes", m.info.ID)
-		m.h.Subscribed(frameworkID, m.info, true)
-		m.reconcile()
+		m.resubscribed()
 	})
 }

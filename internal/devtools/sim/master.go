@@ -44,10 +44,19 @@ type master struct {
 	leader    int                  // master failovers so far (the leader id's suffix)
 	down      bool                 // the framework is disconnected: a failover or a partition is under way
 	cut       bool                 // a partition: the driver's calls are lost on the way
+	// demand is the connection's demand as the backend last set it
+	// (mesosconn's record, which outlives a lost SUPPRESS or REVIVE):
+	// after a re-subscription the connection suppresses again only if
+	// it is off.
+	demand bool
 	// unended is the tasks the framework launched (its connection's
 	// record) with no terminal update delivered yet: what mesosconn's
 	// explicit reconciliation asks about after a re-subscription.
-	unended   map[string]bool
+	unended map[string]bool
+	// forwarded is the terminal updates on their way to the framework
+	// (Mesos' status_update_state until acknowledged): what the master
+	// answers a reconciliation with while they are held.
+	forwarded map[string]mesos.TaskStatus
 	nextOffer int
 	nextAgent int
 	inflight  int // status updates and other events scheduled for delivery
@@ -114,8 +123,8 @@ func newMaster(s *Sim, alloc *allocator.Allocator, cfg *config.Config) *master {
 	// No address: the backends read no dead executor's sandbox over HTTP
 	// (their reports are Mesos' status alone, written in their owner's
 	// round) — nothing leaves the process.
-	return &master{s: s, alloc: alloc, cfg: cfg, info: mesos.MasterInfo{ID: "sim-m1"},
-		unended: map[string]bool{}, agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{}, agentLast: map[string]time.Time{},
+	return &master{s: s, alloc: alloc, cfg: cfg, info: mesos.MasterInfo{ID: "sim-m1"}, demand: true,
+		unended: map[string]bool{}, forwarded: map[string]mesos.TaskStatus{}, agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{}, agentLast: map[string]time.Time{},
 		idle: cfg.Duration("flint.mesos.fine.executorIdleTimeout")}
 }
 
@@ -246,11 +255,18 @@ func (m *master) rescindOne() {
 // sometimes twice, sometimes followed by a stale RUNNING.
 func (m *master) deliver(st mesos.TaskStatus) {
 	f := m.s.cfg.Faults
+	answer := st.GetReason() == mesos.REASON_RECONCILIATION
+	if terminal(st.GetState()) && !answer {
+		m.forwarded[st.TaskID.Value] = st
+	}
 	send := func(d time.Duration, st mesos.TaskStatus, what string) {
 		m.send(d, func() {
 			m.s.logf("update %s %s (%s)%s", st.TaskID.Value, st.GetState(), st.GetSource(), what)
 			if terminal(st.GetState()) {
 				delete(m.unended, st.TaskID.Value)
+				if !answer {
+					delete(m.forwarded, st.TaskID.Value)
+				}
 			}
 			m.h.Update(st)
 		})
@@ -688,6 +704,7 @@ func (m *master) decline(offerIDs []mesos.OfferID, why mesosconn.DeclineReason) 
 
 func (c conn) SetDemand(on bool) {
 	c.m.s.record(func() {
+		c.m.demand = on
 		c.m.call(func() {
 			c.m.s.logf("demand %v", on)
 			if on {

@@ -62,6 +62,13 @@ var regressions = slices.Concat(
 	// died, came after Mesos' status had it reported lost; coarse handed
 	// it to the driver, ending the attempt twice.
 	coarseSeeds(30),
+	// This commit (the simulation itself): a REVIVE lost in a partition
+	// left the simulated master suppressing the framework after it
+	// re-subscribed, where Mesos unsuppresses it (the SUBSCRIBE names no
+	// suppressed roles) and mesosconn suppresses again only if demand is
+	// off; no offer came again and the fine backend's noFitTimeout
+	// aborted the jobs.
+	withProfile(Profile, []int64{215, 285}),
 )
 
 func fineSeeds(seeds ...int64) []regression   { return withProfile(fineProfile, seeds) }

@@ -91,6 +91,12 @@ type Backend struct {
 	// svcs are the agents' shuffle services the driver named; nil until
 	// one is. Stop says goodbye through it once the owner has ended.
 	svcs *mesosbackend.ShuffleServices
+	// Capacity bookkeeping, so that an update costs O(its agent), not
+	// O(agents): the agents whose reported capacity may have changed
+	// (touch), those whose held offers had slots at the last report, and
+	// the slots' cpus summed over the agents (agentExec.cpus).
+	dirty, slotted map[string]struct{}
+	offeredCPUs    int
 }
 
 // fitDiag remembers why offers fit no task, for the no-fit error.

@@ -43,7 +43,11 @@
 // agent's live tasks, whenever it changes, and before the status update of
 // a task that ended: the loop, which counts the cores of attempts it
 // launched until their terminal update, thus sees exactly the held slots
-// free. A task placed on offers that went away meanwhile (declined,
+// free. Only the agents touched since the last report (their live tasks,
+// held offers or report changed) are looked at, so an update costs
+// O(its agent) plus the agents holding offers, not O(agents); what the
+// application holds is counted only under flint.cores.max. A task placed
+// on offers that went away meanwhile (declined,
 // rescinded) is reported LOST and retried, not counted as a failure. Where the offer does not list that executor
 // (Offer.executor_ids, the master's view) a new one is started: its own
 // flint.mesos.mesosExecutor.cores and flint.executor.memory +

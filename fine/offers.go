@@ -173,9 +173,32 @@ func (b *Backend) resize(now time.Time, declines map[mesosconn.DeclineReason][]m
 
 // reportCapacity tells the driver loop each agent's executor capacity
 // that changed: its held task slots plus the cpus of its live tasks.
+// Only agents whose capacity may have changed are looked at: those
+// touched (live tasks or the last report changed) and those whose held
+// offers have slots now or had at the last report.
 func (b *Backend) reportCapacity(slots map[string]int) {
-	for _, id := range slices.Sorted(maps.Keys(b.agents)) {
+	for id := range slots {
+		b.touch(id)
+	}
+	for id := range b.slotted {
+		b.touch(id)
+	}
+	if b.slotted == nil {
+		b.slotted = map[string]struct{}{}
+	}
+	clear(b.slotted)
+	for id, n := range slots {
+		if n > 0 {
+			b.slotted[id] = struct{}{}
+		}
+	}
+	ids := slices.Sorted(maps.Keys(b.dirty))
+	clear(b.dirty)
+	for _, id := range ids {
 		a := b.agents[id]
+		if a == nil {
+			continue
+		}
 		c := slots[id]*b.set.taskCPUs + a.liveCPUs
 		if c == a.reported && (a.added || c == 0) {
 			continue
@@ -183,6 +206,15 @@ func (b *Backend) reportCapacity(slots map[string]int) {
 		a.added, a.reported = true, c
 		b.d.ExecutorUp(a.id, a.host, c)
 	}
+}
+
+// touch marks an agent whose capacity may have changed for the next
+// reportCapacity: its live tasks or its last report changed.
+func (b *Backend) touch(agentID string) {
+	if b.dirty == nil {
+		b.dirty = map[string]struct{}{}
+	}
+	b.dirty[agentID] = struct{}{}
 }
 
 func (b *Backend) unhold(g *group) {
@@ -293,6 +325,7 @@ func (b *Backend) addToAccept(g *group, td *flintpb.TaskDescription) addResult {
 // that their status updates find them.
 func (b *Backend) register(g *group) {
 	a := b.agents[g.agentID]
+	b.touch(g.agentID)
 	for _, t := range g.mtasks {
 		b.tasks[b.mesosTaskID(t.flintID)] = t
 		a.live++
@@ -345,9 +378,10 @@ func pendingCPUs(groups []*group, execCPUs float64) float64 {
 func (b *Backend) planHeld(groups []*group, capped bool, pending float64) {
 	now := b.clock.Now()
 	req := placement.SlotRequest{TaskCPUs: b.set.taskCPUs, ExecCPUs: b.set.execCPUs, ExecMemMB: b.set.MemMB, ExecPorts: b.set.Ports,
-		CoresMax: math.Inf(1), HeldCPUs: b.heldCPUs() + pending, Backoff: b.backoff.Until(now), Now: now}
-	if capped {
-		req.CoresMax = b.set.coresMax
+		CoresMax: math.Inf(1), Backoff: b.backoff.Until(now), Now: now}
+	if capped && !math.IsInf(b.set.coresMax, 1) {
+		// what is held matters only under a cap (O(agents) to count)
+		req.CoresMax, req.HeldCPUs = b.set.coresMax, b.heldCPUs()+pending
 	}
 	for _, g := range groups {
 		id := b.executorID(g.agentID)
@@ -361,6 +395,7 @@ func (b *Backend) planHeld(groups []*group, capped bool, pending float64) {
 		if a == nil {
 			a = &agentExec{id: id, host: g.host, lastExited: -1}
 			b.agents[g.agentID] = a
+			b.touch(g.agentID)
 		}
 		req.Agents = append(req.Agents, placement.AgentOffers{AgentID: g.agentID, Host: g.host,
 			Resources: g.rest, ExecutorRunning: known && a.info != nil && !a.exited,
@@ -390,6 +425,7 @@ func (b *Backend) planHeld(groups []*group, capped bool, pending float64) {
 		if len(g.slot) > s.Slots { // the cores cap cut the slots: the short one (the last) goes first
 			g.slot, g.shortCPUs = g.slot[:s.Slots], 0
 		}
+		b.offeredCPUs += s.Fits*b.set.taskCPUs - a.cpus
 		a.cpus = s.Fits * b.set.taskCPUs
 		g.capped = s.Slots == 0 && s.Filter.Reason == placement.CoresCapReached
 	}
@@ -420,10 +456,8 @@ func (b *Backend) exitOf(agentID string) int {
 // the running executors' own cpus.
 func (b *Backend) heldCPUs() float64 {
 	held := 0.0
-	for _, t := range b.tasks {
-		held += float64(t.cpus)
-	}
-	for _, a := range b.agents {
+	for _, a := range b.agents { // every live task counts in its agent's liveCPUs
+		held += float64(a.liveCPUs)
 		if a.started {
 			held += b.set.execCPUs
 		}
@@ -510,6 +544,7 @@ func (b *Backend) launch(groups []*group) {
 			for _, t := range g.mtasks {
 				if b.tasks[b.mesosTaskID(t.flintID)] == t {
 					delete(b.tasks, b.mesosTaskID(t.flintID))
+					b.touch(g.agentID)
 					a.live--
 					a.liveCPUs -= t.cpus
 					if t.short {

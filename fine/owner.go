@@ -44,10 +44,8 @@ type view struct {
 // publish stores the view of the owner's state.
 func (b *Backend) publish() {
 	v := &view{frameworkID: b.frameworkID,
-		stats: Stats{Launched: b.launched, Running: len(b.tasks), HeldOffers: len(b.held), Executors: len(b.agents)}}
-	for _, a := range b.agents {
-		v.offeredCPUs += a.cpus
-	}
+		stats:       Stats{Launched: b.launched, Running: len(b.tasks), HeldOffers: len(b.held), Executors: len(b.agents)},
+		offeredCPUs: b.offeredCPUs}
 	if n := len(b.diag.filtered) + len(b.diag.unmet); n > 0 {
 		v.filters = make([]placement.Filtered, 0, n)
 		v.filters = append(append(v.filters, b.diag.filtered...), b.diag.unmet...)

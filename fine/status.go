@@ -82,6 +82,7 @@ func (h handler) Update(st mesos.TaskStatus) {
 		return
 	}
 	delete(b.tasks, id)
+	b.touch(t.agentID)
 	if a := b.agents[t.agentID]; a != nil {
 		a.live--
 		a.liveCPUs -= t.cpus
@@ -353,6 +354,7 @@ func (h handler) executorGone(agentID, why string, current bool) {
 		}
 		if report {
 			a.added, a.reported = false, 0
+			b.touch(agentID)
 		}
 	}
 	if report {
@@ -372,6 +374,7 @@ func (b *Backend) reportGone(a *agentExec) {
 	}
 	why := a.goneWhy
 	a.goneWhy, a.added, a.reported = "", false, 0
+	b.touch(b.agentOf(a.id))
 	b.d.ExecutorLost(a.id, why, false)
 }
 

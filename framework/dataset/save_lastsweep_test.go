@@ -19,10 +19,13 @@ import (
 	"github.com/flint-mesos/flint/internal/testkit/waitfor"
 )
 
-// The attempt of lastSweepJob's partition 1 waits on lastSweepGate, then leaves an open
-// upload under the output as an attempt does that dies between creating its upload and
-// looking for the job's marker, and closes lastSweepLeaked (local mode: one process).
-var lastSweepGate, lastSweepLeaked chan struct{}
+// The attempt of lastSweepJob's partition 1 closes lastSweepStarted, waits on
+// lastSweepGate, then leaves an open upload under the output as an attempt does that dies
+// between creating its upload and looking for the job's marker, and closes lastSweepLeaked
+// (local mode: one process). Partition 0 fails once partition 1 runs, so the job ends with
+// partition 1's attempt still running (failing first, it could end the job before partition
+// 1 was launched at all).
+var lastSweepStarted, lastSweepGate, lastSweepLeaked chan struct{}
 
 type lastSweepArgs struct{ Out, Endpoint string }
 
@@ -33,8 +36,10 @@ var lastSweepJob = dataset.Job("test.files.lastSweep", func(b *dataset.Builder, 
 			yield(fmt.Sprintf("record %d", x))
 		}
 		if p == 0 {
+			<-lastSweepStarted
 			return errors.New("this partition always fails")
 		}
+		close(lastSweepStarted)
 		<-lastSweepGate
 		defer close(lastSweepLeaked)
 		return leakUpload(a.Endpoint, strings.TrimPrefix(a.Out, "s3://out/")+"/part-00001")
@@ -57,7 +62,7 @@ func TestLastSweepDiscardsTheUploadOfAnAttemptThatOutlivedItsJob(t *testing.T) {
 	srv := s3server.Start(t, []string{"out"})
 	ctx := s3Context(t, srv)
 	fs := testFS(t, srv)
-	lastSweepGate, lastSweepLeaked = make(chan struct{}), make(chan struct{})
+	lastSweepStarted, lastSweepGate, lastSweepLeaked = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	fc := localContext(t, s3conf(srv, "flint.master", "local[2]", "flint.task.maxFailures", "1")...)
 	_, err := lastSweepJob.Run(ctx, fc, lastSweepArgs{Out: "s3://out/late", Endpoint: srv.Endpoint})
 	if err == nil || !strings.Contains(err.Error(), "always fails") {

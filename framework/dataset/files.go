@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/config"
@@ -405,15 +407,15 @@ func readTextPart(tc *taskContext, p filePart, read func(bytes int64), line func
 		}
 		read(lineBytes)
 	}()
-	r := bufio.NewReaderSize(rc, 256<<10)
+	lines := lineCutter{r: rc}
 	_, compressed := codec.ForPath(p.File.Path)
 	pos, end := max(p.Start-1, 0), p.End
 	if compressed {
 		pos, end = 0, math.MaxInt64
 	}
 	if p.Start > 0 && !compressed {
-		n, err := skipLine(r)
-		pos += n
+		_, n, err := lines.next() // the rest of the line before p.Start, or the '\n' ending it
+		pos += int64(n)
 		if err == io.EOF {
 			return nil
 		}
@@ -421,9 +423,8 @@ func readTextPart(tc *taskContext, p filePart, read func(bytes int64), line func
 			return readFailed(p, err)
 		}
 	}
-	var lines lineArena
 	for pos < end {
-		s, n, err := lines.readLine(r)
+		s, n, err := lines.next()
 		pos += int64(n)
 		lineBytes += int64(n)
 		if n > 0 {
@@ -441,53 +442,72 @@ func readTextPart(tc *taskContext, p filePart, read func(bytes int64), line func
 	return nil
 }
 
-// lineArena makes the lines of a part into strings: short lines are copied into shared
-// chunks of arenaChunk bytes and sliced from them, one allocation per chunk instead of one
-// per line (ReadString's), the per-line cost that dominated a text scan. A chunk is a
-// strings.Builder's buffer: allocated without being cleared first (clearing 256 MiB of
-// chunks cost as much CPU as cutting the lines), and the Builder only appends, so the
-// bytes behind a string cut from it are never written again; a line kept alive keeps its
-// chunk (at most arenaChunk bytes) alive.
-type lineArena struct{ chunk strings.Builder }
-
-// arenaChunk is at most the allocator's largest small size (32 KiB less its header):
-// larger allocations take the heap's slower path.
-const arenaChunk = 16 << 10
-
-// readLine reads the next line from r: the line without its '\n', the bytes it took with
-// its '\n', and r's error (io.EOF after a last line without one).
-func (a *lineArena) readLine(r *bufio.Reader) (string, int, error) {
-	b, err := r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull { // longer than the reader's buffer: gather it
-		long := append([]byte(nil), b...)
-		for err == bufio.ErrBufferFull {
-			b, err = r.ReadSlice('\n')
-			long = append(long, b...)
-		}
-		return strings.TrimSuffix(string(long), "\n"), len(long), err
-	}
-	n := len(b)
-	if n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-	}
-	return a.str(b), n, err
+// lineCutter cuts a stream into lines without copying them: it reads the stream straight
+// into chunks of lineChunk bytes and makes each line a string over the bytes of the chunk
+// it was read into — one copy of each byte (the read), one allocation per chunk, none per
+// line. A chunk is only ever appended to: a byte, once read, is never written again, so the
+// strings are as immutable as any Go string (strings.Builder's rule); a line kept alive
+// keeps its chunk alive. A line that runs past a chunk's end moves, with the rest of the
+// chunk's bytes, to the start of the next chunk (a line longer than a chunk gets a chunk
+// twice its length so far).
+type lineCutter struct {
+	r       io.Reader
+	buf     []byte // the chunk: buf[:len(buf)] read so far
+	cut     int    // buf[:cut] is cut into lines
+	scanned int    // buf[cut:scanned] holds no '\n'
+	err     error  // r's error, returned once every byte before it is cut
 }
 
-// str is b as a string, in the arena when it is short.
-func (a *lineArena) str(b []byte) string {
+// lineChunk is the size of a chunk: reads of up to this many bytes (a large read costs the
+// network stack far less per byte than the 8 KiB reads of io.Copy), allocated on the
+// allocator's large-object path once per chunk.
+const lineChunk = 256 << 10
+
+// minRead is the least room a read gets: a chunk with less left is replaced by a new one.
+const minRead = 16 << 10
+
+// next is the next line without its '\n', the bytes it took with its '\n', and r's error
+// (io.EOF after a last line without one, with that line).
+func (c *lineCutter) next() (string, int, error) {
+	for {
+		if i := bytes.IndexByte(c.buf[c.scanned:], '\n'); i >= 0 {
+			end := c.scanned + i
+			s := stringOf(c.buf[c.cut:end])
+			n := end + 1 - c.cut
+			c.cut, c.scanned = end+1, end+1
+			return s, n, nil
+		}
+		c.scanned = len(c.buf)
+		if c.err != nil {
+			s := stringOf(c.buf[c.cut:])
+			n := len(c.buf) - c.cut
+			c.cut = len(c.buf)
+			return s, n, c.err
+		}
+		c.fill()
+	}
+}
+
+// fill reads once into the chunk, first moving the unfinished line to a new chunk when the
+// chunk has less than minRead bytes of room left.
+func (c *lineCutter) fill() {
+	if cap(c.buf)-len(c.buf) < minRead {
+		rest := c.buf[c.cut:]
+		chunk := make([]byte, len(rest), max(lineChunk, 2*len(rest)))
+		copy(chunk, rest)
+		c.buf, c.scanned, c.cut = chunk, len(rest), 0
+	}
+	n, err := c.r.Read(c.buf[len(c.buf):cap(c.buf)])
+	c.buf = c.buf[:len(c.buf)+n]
+	c.err = err
+}
+
+// stringOf is b as a string sharing b's bytes, which the caller never writes again.
+func stringOf(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if len(b) > arenaChunk/8 {
-		return string(b)
-	}
-	if a.chunk.Cap()-a.chunk.Len() < len(b) {
-		a.chunk = strings.Builder{}
-		a.chunk.Grow(arenaChunk)
-	}
-	start := a.chunk.Len()
-	a.chunk.Write(b)
-	return a.chunk.String()[start:]
+	return unsafe.String(&b[0], len(b))
 }
 
 // skipLine reads through the next '\n', returning the bytes read.

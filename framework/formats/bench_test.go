@@ -109,13 +109,23 @@ func benchS3Scan(t *testing.T, mb int) {
 		t.Fatal(err)
 	}
 	fc := benchContext(t)
+	var flintCPU, getsCPU cpuTimes
 	count := func(paths []string, want int64) time.Duration {
-		start := time.Now()
+		start, cpu := time.Now(), readCPU()
 		n, err := countLinesJob.Run(t.Context(), fc, paths)
 		if err != nil || n != want {
 			t.Fatalf("flint counted %d lines (%v), want %d", n, err, want)
 		}
+		if want > 1 {
+			flintCPU = flintCPU.add(readCPU().sub(cpu))
+		}
 		return time.Since(start)
+	}
+	getRun := func() time.Duration {
+		cpu := readCPU()
+		d := plainGets(t, fs, files)
+		getsCPU = getsCPU.add(readCPU().sub(cpu))
+		return d
 	}
 	// Rounds alternate which side goes first (neither always gets a cold server or a warm
 	// one); each side's figure is its median.
@@ -123,9 +133,9 @@ func benchS3Scan(t *testing.T, mb int) {
 	for round := range benchRounds() {
 		if round%2 == 0 {
 			flints = append(flints, count([]string{prefix}, wantLines))
-			getss = append(getss, plainGets(t, fs, files))
+			getss = append(getss, getRun())
 		} else {
-			getss = append(getss, plainGets(t, fs, files))
+			getss = append(getss, getRun())
 			flints = append(flints, count([]string{prefix}, wantLines))
 		}
 		fixed = append(fixed, count([]string{tiny}, 1))
@@ -135,6 +145,46 @@ func benchS3Scan(t *testing.T, mb int) {
 		"(flint %v, gets %v; the same job over one 91-byte object, the fixed cost: median %v)",
 		total, len(flints), flint.Round(time.Millisecond), total/flint.Seconds(), gets.Round(time.Millisecond), total/gets.Seconds(), 100*gets.Seconds()/flint.Seconds(),
 		flints, getss, median(fixed).Round(time.Millisecond))
+	gib := total / 1024 * float64(len(flints))
+	t.Logf("CPU seconds per GiB scanned (this process / the S3 server): flint %.2f / %.2f; gets %.2f / %.2f",
+		flintCPU.self.Seconds()/gib, flintCPU.server.Seconds()/gib, getsCPU.self.Seconds()/gib, getsCPU.server.Seconds()/gib)
+}
+
+// cpuTimes is the CPU (user+sys) of this process and of its child processes (the S3 server).
+type cpuTimes struct{ self, server time.Duration }
+
+func (c cpuTimes) add(d cpuTimes) cpuTimes { return cpuTimes{c.self + d.self, c.server + d.server} }
+func (c cpuTimes) sub(d cpuTimes) cpuTimes { return cpuTimes{c.self - d.self, c.server - d.server} }
+
+// readCPU reads the CPU this process and its children (found in /proc/self/task/*/children)
+// used so far, from /proc (clock ticks of 10 ms); zero where /proc is not there.
+func readCPU() cpuTimes {
+	var c cpuTimes
+	c.self = procCPU("self")
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, pid := range strings.Fields(string(b)) {
+			c.server += procCPU(pid)
+		}
+	}
+	return c
+}
+
+// procCPU is utime+stime of /proc/pid/stat.
+func procCPU(pid string) time.Duration {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from the 3rd (state)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond
 }
 
 // benchRounds is FLINT_BENCH_ROUNDS (default 5): how many times each side of a comparison runs.

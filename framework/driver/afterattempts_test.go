@@ -2,17 +2,12 @@ package driver
 
 import (
 	"context"
-	"io"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/flint-mesos/flint/framework/backend"
-	"github.com/flint-mesos/flint/framework/dagscheduler"
-	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/scheduler"
 )
 
@@ -21,24 +16,8 @@ import (
 // ended), attempts launched after it do not, and Drain runs what is left
 // when the driver stopped first.
 func TestAfterAttemptsEndWaitsForTheAttemptsLaunchedBeforeIt(t *testing.T) {
-	sched, err := scheduler.New(scheduler.DefaultConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	bus := event.NewBus(0)
-	defer bus.Close()
 	virtual := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d, err := New(Config{Sched: sched, DAG: dagscheduler.Config{}, Now: func() time.Time { return virtual }, Bus: bus, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &orderBackend{launched: map[uint64]bool{}}
-	d.SetBackend(b)
-	if err := b.Start(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	d, b := steppedDriver(t, func() time.Time { return virtual })
 	launched := func() []uint64 {
 		b.mu.Lock()
 		defer b.mu.Unlock()

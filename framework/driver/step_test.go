@@ -20,24 +20,8 @@ import (
 // the whole driver on virtual time. A job submitted from another goroutine
 // is placed, finished and answered only by the steps the caller takes.
 func TestStepDrivesTheLoopWithoutAGoroutine(t *testing.T) {
-	sched, err := scheduler.New(scheduler.DefaultConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	bus := event.NewBus(0)
-	defer bus.Close()
 	virtual := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d, err := New(Config{Sched: sched, DAG: dagscheduler.Config{}, Now: func() time.Time { return virtual }, Bus: bus, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &orderBackend{launched: map[uint64]bool{}}
-	d.SetBackend(b)
-	if err := b.Start(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	d, b := steppedDriver(t, func() time.Time { return virtual })
 	type res struct {
 		out []Result
 		err error
@@ -80,4 +64,28 @@ func TestStepDrivesTheLoopWithoutAGoroutine(t *testing.T) {
 	if stopped := d.Step(false); stopped {
 		t.Fatal("the core stopped without Stop")
 	}
+}
+
+// steppedDriver is a driver that is not started (its caller steps it) on
+// the clock now, with an orderBackend started on it.
+func steppedDriver(t *testing.T, now func() time.Time) (*Driver, *orderBackend) {
+	t.Helper()
+	sched, err := scheduler.New(scheduler.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	bus := event.NewBus(0)
+	t.Cleanup(bus.Close)
+	d, err := New(Config{Sched: sched, DAG: dagscheduler.Config{}, Now: now, Bus: bus, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &orderBackend{launched: map[uint64]bool{}}
+	d.SetBackend(b)
+	if err := b.Start(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	return d, b
 }

@@ -107,7 +107,7 @@ func (e *Executor) subscribed(s *mexec.Event_Subscribed) error {
 		return err
 	}
 	e.set, e.rt, e.results, e.shuffle, e.env = set, rt, rs, sh, env
-	e.lastActive = time.Now()
+	e.lastActive = e.cfg.Clock.Now()
 	if set.IdleTimeout > 0 {
 		go e.idleWatch(set.IdleTimeout)
 	}
@@ -127,7 +127,7 @@ func (e *Executor) launch(t mesos.TaskInfo) {
 	}
 	ent := &taskEntry{info: t}
 	e.tasks[id] = ent
-	e.lastActive = time.Now()
+	e.lastActive = e.cfg.Clock.Now()
 	closing, rt := e.closing, e.rt
 	e.mu.Unlock()
 	if closing || rt == nil {
@@ -168,7 +168,7 @@ func (e *Executor) launch(t mesos.TaskInfo) {
 // fail sends a terminal update for a task that never ran.
 func (e *Executor) fail(id string, st mesos.TaskState, reason mesos.TaskStatus_Reason, u *flintpb.StatusUpdate) {
 	u.ExecutorId = e.cfg.Mesos.ExecutorID
-	u.TimestampUnixNano = time.Now().UnixNano()
+	u.TimestampUnixNano = e.cfg.Clock.Now().UnixNano()
 	data, _ := u.Marshal()
 	msg := ""
 	if u.Failure != nil {
@@ -191,7 +191,7 @@ func (e *Executor) report(u *flintpb.StatusUpdate) {
 		if t := e.tasks[id]; t != nil {
 			t.inRT = false
 		}
-		e.lastActive = time.Now()
+		e.lastActive = e.cfg.Clock.Now()
 	}
 	e.mu.Unlock()
 	if !ok {
@@ -252,7 +252,7 @@ func (e *Executor) acknowledged(id mesos.TaskID, uuid []byte) {
 	delete(e.unacked, string(uuid))
 	if t := e.tasks[id.Value]; t != nil && t.terminal != nil && string(t.terminal) == string(uuid) {
 		delete(e.tasks, id.Value)
-		e.lastActive = time.Now()
+		e.lastActive = e.cfg.Clock.Now()
 	}
 	e.mu.Unlock()
 	select {
@@ -263,16 +263,16 @@ func (e *Executor) acknowledged(id mesos.TaskID, uuid []byte) {
 
 // idleWatch ends the executor once it had no task for d.
 func (e *Executor) idleWatch(d time.Duration) {
-	tick := time.NewTicker(min(max(d/4, 10*time.Millisecond), time.Second))
+	tick := e.cfg.Clock.NewTicker(min(max(d/4, 10*time.Millisecond), time.Second))
 	defer tick.Stop()
 	for {
 		select {
 		case <-e.quit:
 			return
-		case <-tick.C:
+		case <-tick.C():
 		}
 		e.mu.Lock()
-		idle := len(e.tasks) == 0 && len(e.unacked) == 0 && time.Since(e.lastActive) >= d
+		idle := len(e.tasks) == 0 && len(e.unacked) == 0 && e.cfg.Clock.Now().Sub(e.lastActive) >= d
 		if idle && e.shuffle != nil && e.shuffle.HoldsOutputs() {
 			// Reducers may still read the outputs this executor wrote:
 			// it stays until the driver releases them (or goes away).

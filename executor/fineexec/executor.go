@@ -26,6 +26,7 @@ import (
 	"github.com/flint-mesos/flint/framework/logging"
 	"github.com/flint-mesos/flint/framework/stagetask"
 	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/internal/clock"
 	"github.com/flint-mesos/flint/internal/uuid"
 	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
@@ -53,6 +54,10 @@ type Config struct {
 	Senders int
 	// Logger is optional; nil logs to stderr at info.
 	Logger logrus.FieldLogger
+	// Clock is the executor's time (its idle and recovery timeouts, the
+	// re-subscription backoff, its updates' timestamps); default
+	// clock.Real.
+	Clock clock.Clock
 }
 
 // Main is the fine-executor role: it reads the MESOS_* environment and
@@ -134,6 +139,9 @@ type Executor struct {
 // ends, or the agent is lost for good (ErrAgentLost). Tasks still running
 // are killed and the runtime closed before it returns.
 func Run(ctx context.Context, cfg Config) error {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
 	if cfg.Senders <= 0 {
 		cfg.Senders = 8
 	}
@@ -192,7 +200,7 @@ func newExecutor(cfg Config) *Executor {
 		subs:    calls.SenderWith(httpexec.NewSender(sub.Send, httpcli.Close(true)), opts...),
 		senders: make([]chan *mexec.Call, cfg.Senders),
 		unacked: map[string]pending{}, tasks: map[string]*taskEntry{}, byFlint: map[uint64]string{},
-		lastActive: time.Now(), quit: make(chan struct{}), ackCh: make(chan struct{}, 1),
+		lastActive: cfg.Clock.Now(), quit: make(chan struct{}), ackCh: make(chan struct{}, 1),
 	}
 	for i := range e.senders {
 		e.senders[i] = make(chan *mexec.Call, 1024)
@@ -224,20 +232,18 @@ func (e *Executor) run(ctx context.Context) error {
 			return e.quitErr
 		}
 		if lostSince.IsZero() {
-			lostSince = time.Now()
+			lostSince = e.cfg.Clock.Now()
 		}
-		if !e.cfg.Mesos.Checkpoint || time.Since(lostSince) > e.cfg.Mesos.RecoveryTimeout {
+		if !e.cfg.Mesos.Checkpoint || e.cfg.Clock.Now().Sub(lostSince) > e.cfg.Mesos.RecoveryTimeout {
 			e.log.WithError(err).Error("fine: lost the agent; exiting")
 			e.finish(fmt.Errorf("%w: %w", ErrAgentLost, errOr(err)), "")
 			<-e.quit
 			return e.quitErr
 		}
 		e.log.WithError(err).Warn("fine: agent connection lost; re-subscribing")
-		t := time.NewTimer(backoff)
 		select {
-		case <-t.C:
+		case <-e.cfg.Clock.After(backoff):
 		case <-e.quit:
-			t.Stop()
 			return e.quitErr
 		}
 		backoff = min(2*backoff, max(e.cfg.Mesos.SubscriptionBackoffMax, 100*time.Millisecond))
@@ -339,7 +345,7 @@ func (e *Executor) waitAcked(ctx context.Context) {
 			e.log.Warnf("fine: exiting with %d unacknowledged update(s)", n)
 			return
 		case <-e.ackCh:
-		case <-time.After(50 * time.Millisecond):
+		case <-e.cfg.Clock.After(50 * time.Millisecond):
 		}
 	}
 }
@@ -365,7 +371,7 @@ func (e *Executor) queue(status mesos.TaskStatus) {
 	status.UUID = uuid.New()
 	status.Source = mesos.SOURCE_EXECUTOR.Enum()
 	status.ExecutorID = &mesos.ExecutorID{Value: e.cfg.Mesos.ExecutorID}
-	now := float64(time.Now().UnixNano()) / 1e9
+	now := float64(e.cfg.Clock.Now().UnixNano()) / 1e9
 	status.Timestamp = &now
 	call := calls.Update(status)
 	e.mu.Lock()

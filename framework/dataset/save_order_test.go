@@ -3,12 +3,14 @@ package dataset_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flint-mesos/flint/framework/config"
@@ -16,7 +18,7 @@ import (
 	"github.com/flint-mesos/flint/framework/storage/local"
 )
 
-// orderFS is the local file system under the scheme "order", recording the committer's
+// orderFS is the local file system under a scheme "order<n>", recording the committer's
 // Create, Publish and AbortStaged calls in order.
 type orderFS struct {
 	mu  sync.Mutex
@@ -68,13 +70,19 @@ func (o *orderFS) AbortStaged(ctx context.Context, dir string) error {
 // stayed open after the job.
 func TestCommitWritesSuccessBeforeTheFinalSweep(t *testing.T) {
 	fs := &orderFS{}
-	storage.Register("order", func(context.Context, *config.Config) (storage.FS, error) { return fs, nil })
+	scheme := orderScheme("order")
+	storage.Register(scheme, func(context.Context, *config.Config) (storage.FS, error) { return fs, nil })
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	fc := localContext(t)
-	if _, err := saveJob.Run(context.Background(), fc, saveArgs{N: 100, Parts: 3, Out: "order://" + dir + "/out"}); err != nil {
+	if _, err := saveJob.Run(context.Background(), fc, saveArgs{N: 100, Parts: 3, Out: scheme + "://" + dir + "/out"}); err != nil {
+		t.Fatal(err)
+	}
+	// The last sweep runs once the job's attempts have all ended, at the latest when the
+	// Context stops: stop it, so that the calls are all made.
+	if err := fc.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	fs.mu.Lock()
@@ -86,8 +94,8 @@ func TestCommitWritesSuccessBeforeTheFinalSweep(t *testing.T) {
 			last = i
 		}
 	}
-	if last < 0 || !slices.Equal(ops[last+1:], []string{"create _SUCCESS", "abortStaged"}) {
-		t.Fatalf("the committer's calls: %v; want the publishes, then create _SUCCESS, then abortStaged", ops)
+	if last < 0 || !slices.Equal(ops[last+1:], []string{"create _SUCCESS", "abortStaged", "abortStaged"}) {
+		t.Fatalf("the committer's calls: %v; want the publishes, then create _SUCCESS, then the final sweep and the last one", ops)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out", "_SUCCESS")); err != nil {
 		t.Fatal(err)
@@ -99,22 +107,27 @@ func TestCommitWritesSuccessBeforeTheFinalSweep(t *testing.T) {
 // write; without the marker such a write (an S3 upload, a temporary file) outlived the job.
 func TestFailedJobWritesAbortedBeforeItsSweep(t *testing.T) {
 	fs := &orderFS{}
-	storage.Register("orderfail", func(context.Context, *config.Config) (storage.FS, error) { return fs, nil })
+	scheme := orderScheme("orderfail")
+	storage.Register(scheme, func(context.Context, *config.Config) (storage.FS, error) { return fs, nil })
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	fc := localContext(t)
-	out := "orderfail://" + dir + "/out"
+	out := scheme + "://" + dir + "/out"
 	if _, err := saveJob.Run(context.Background(), fc, saveArgs{N: 100, Parts: 3, Out: out, FailPart: 2}); err == nil || !strings.Contains(err.Error(), "always fails") {
 		t.Fatalf("err = %v, want the failing partition's error", err)
+	}
+	if err := fc.Stop(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	fs.mu.Lock()
 	ops := slices.Clone(fs.ops)
 	fs.mu.Unlock()
-	// prepareOutput sweeps first (an earlier job's leftovers); the failure's cleanup follows.
-	if !slices.Equal(ops, []string{"abortStaged", "create " + storage.AbortMarker, "abortStaged"}) {
-		t.Fatalf("the failed job's committer calls: %v; want the initial sweep, then create %s, then abortStaged", ops, storage.AbortMarker)
+	// prepareOutput sweeps first (an earlier job's leftovers); the failure's cleanup follows,
+	// and the last sweep once the job's attempts have all ended.
+	if !slices.Equal(ops, []string{"abortStaged", "create " + storage.AbortMarker, "abortStaged", "abortStaged"}) {
+		t.Fatalf("the failed job's committer calls: %v; want the initial sweep, then create %s, then the job's sweep and the last one", ops, storage.AbortMarker)
 	}
 	ents, err := os.ReadDir(filepath.Join(dir, "out"))
 	if err != nil {
@@ -136,3 +149,9 @@ func TestFailedJobWritesAbortedBeforeItsSweep(t *testing.T) {
 		t.Fatalf("staging into the failed job's output: %v, want ErrAborted", err)
 	}
 }
+
+// orderSchemes numbers the schemes the order tests register: a scheme is registered once per
+// process, and -count runs a test again.
+var orderSchemes atomic.Int64
+
+func orderScheme(name string) string { return fmt.Sprintf("%s%d", name, orderSchemes.Add(1)) }

@@ -112,8 +112,15 @@ func sanitize(s string) string {
 // 127.0.0.1 for the test to query.
 func (c *cluster) start(name, port string, args ...string) *node {
 	c.t.Helper()
+	return c.startProgram(name, port, nil, args...)
+}
+
+// startProgram is start with the image's entrypoint replaced by
+// entrypoint (nil: the image's, /flint).
+func (c *cluster) startProgram(name, port string, entrypoint []string, args ...string) *node {
+	c.t.Helper()
 	n := &node{name: name, port: port, cname: fmt.Sprintf("flint-e2e-%s-%s-%s", runID, sanitize(c.t.Name()), name)}
-	cfg := &dc.Config{Hostname: name, Image: c.image, Cmd: args, Labels: map[string]string{"flint-e2e": runID}}
+	cfg := &dc.Config{Hostname: name, Image: c.image, Entrypoint: entrypoint, Cmd: args, Labels: map[string]string{"flint-e2e": runID}}
 	hc := &dc.HostConfig{}
 	if port != "" {
 		p := dc.Port(port + "/tcp")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -151,20 +152,30 @@ func buildContext() (string, error) {
 	if env.binDir, err = os.MkdirTemp("", "flint-e2e-bin-"); err != nil {
 		return dir, err
 	}
-	bin := filepath.Join(env.binDir, "flint")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/flint")
+	// One go build links both programs (flint and the suite's burst
+	// driver, e2e/internal/burst) into binDir.
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", env.binDir+"/", "./cmd/flint", "./e2e/internal/burst")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return dir, fmt.Errorf("building a static flint binary for the image (CGO_ENABLED=0 go build ./cmd/flint): %w\n%s", err, out)
+		return dir, fmt.Errorf("building static flint and burst binaries for the image (CGO_ENABLED=0 go build ./cmd/flint ./e2e/internal/burst): %w\n%s", err, out)
 	}
-	// A hard link when the temp dirs share a file system, else a copy.
-	if err := os.Link(bin, filepath.Join(dir, "flint")); err != nil {
-		if err := copyFile(bin, filepath.Join(dir, "flint")); err != nil {
-			return dir, fmt.Errorf("image context: %w", err)
+	for _, name := range []string{"flint", "burst"} {
+		// A hard link when the temp dirs share a file system, else a copy.
+		if err := os.Link(filepath.Join(env.binDir, name), filepath.Join(dir, name)); err != nil {
+			if err := copyFile(filepath.Join(env.binDir, name), filepath.Join(dir, name)); err != nil {
+				return dir, fmt.Errorf("image context: %w", err)
+			}
 		}
 	}
-	return dir, nil
+	// The suite's own program goes into its image only, not into
+	// deploy/docker's.
+	f, err := os.OpenFile(filepath.Join(dir, "Dockerfile"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return dir, err
+	}
+	_, err = f.WriteString("\n# e2e only: the dynamic-allocation driver (e2e/internal/burst)\nCOPY burst /burst\n")
+	return dir, errors.Join(err, f.Close())
 }
 
 func copyFile(from, to string) error {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/task"
+	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -124,7 +125,7 @@ func taskFailure(err error) *flintpb.TaskFailure {
 	var ff *mapoutput.FetchFailure
 	switch {
 	case errors.As(err, &ff):
-		return FetchFailed(ff)
+		return flintconv.FetchFailedFailure(ff)
 	case errors.Is(err, task.ErrDecode), errors.Is(err, task.ErrEncode):
 		return failure(flintpb.FailureKind_DECODE_ERROR, err.Error())
 	case errors.Is(err, task.ErrNotRetryable):
@@ -255,16 +256,6 @@ func (r *Runtime) header(u *flintpb.StatusUpdate, uuid *[16]byte, t *runningTask
 
 func failure(kind flintpb.FailureKind, msg string) *flintpb.TaskFailure {
 	return &flintpb.TaskFailure{Kind: kind, Message: msg}
-}
-
-// FetchFailed is the failure of a task that could not read a shuffle block
-// (Spark's FetchFailed end reason), as an executor reports it: the block
-// travels with it, for the driver's DAG core to recompute its map output.
-func FetchFailed(ff *mapoutput.FetchFailure) *flintpb.TaskFailure {
-	return &flintpb.TaskFailure{Kind: flintpb.FailureKind_FETCH_FAILED, Message: ff.Error(),
-		FetchFailed: &flintpb.FetchFailed{ShuffleId: int32(ff.ShuffleID), MapIndex: int32(ff.MapIndex),
-			ReduceIndex: int32(ff.ReduceIndex), ExecutorId: ff.ExecutorID, Host: ff.Host, Address: ff.Address,
-			Message: ff.Message}}
 }
 
 // updateIDs issues the 16-byte ids of a Runtime's status updates (the

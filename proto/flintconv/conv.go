@@ -99,6 +99,16 @@ func FetchFailure(f *flintpb.FetchFailed) *mapoutput.FetchFailure {
 		ExecutorID: f.ExecutorId, Host: f.Host, Address: f.Address, Message: f.Message}
 }
 
+// FetchFailedFailure is the wire failure of a task that could not read a shuffle block
+// (Spark's FetchFailed end reason), as an executor (or the simulation's) reports it: the block
+// travels with it, for the driver's DAG core to recompute its map output.
+func FetchFailedFailure(ff *mapoutput.FetchFailure) *flintpb.TaskFailure {
+	return &flintpb.TaskFailure{Kind: flintpb.FailureKind_FETCH_FAILED, Message: ff.Error(),
+		FetchFailed: &flintpb.FetchFailed{ShuffleId: int32(ff.ShuffleID), MapIndex: int32(ff.MapIndex),
+			ReduceIndex: int32(ff.ReduceIndex), ExecutorId: ff.ExecutorID, Host: ff.Host, Address: ff.Address,
+			Message: ff.Message}}
+}
+
 // StatusUpdate is the domain form of a wire update. A state the wire
 // leaves unspecified stays out of range (the driver ignores it with a
 // warning naming it).

@@ -8,10 +8,10 @@ import (
 	"hash/fnv"
 	"strconv"
 
-	flintexec "github.com/flint-mesos/flint/executor"
 	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/stagetask"
+	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 )
 
@@ -170,7 +170,7 @@ func encodeOutput(taskID uint64, out stagetask.Output) ([]byte, mesos.TaskState,
 func wireOutput(taskID uint64, out stagetask.Output) (*flintpb.StatusUpdate, mesos.TaskState, error) {
 	if ff := out.FetchFailure; ff != nil {
 		return &flintpb.StatusUpdate{TaskId: taskID, State: flintpb.TaskState_TASK_FAILED,
-			Failure: flintexec.FetchFailed(ff)}, mesos.TASK_FAILED, nil
+			Failure: flintconv.FetchFailedFailure(ff)}, mesos.TASK_FAILED, nil
 	}
 	raw, err := out.MarshalBinary()
 	if err != nil {

@@ -24,7 +24,6 @@ import (
 	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/placement"
-	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/internal/testkit/examplecheck"
 	"github.com/flint-mesos/flint/internal/testkit/mesostest"
 )
@@ -589,11 +588,11 @@ func TestExplainReportsPlacementReasons(t *testing.T) {
 	})
 	cancel()
 	<-done
-	if ex.Reason != scheduler.ReasonNoOffers {
-		t.Fatalf("core reason = %s, want %s (no executor, so no offer of cores)", ex.Reason, scheduler.ReasonNoOffers)
+	if ex.Reason != framework.TaskNoOffers {
+		t.Fatalf("core reason = %s, want %s (no executor, so no offer of cores)", ex.Reason, framework.TaskNoOffers)
 	}
 	for _, f := range ex.Offers {
-		if f.Reason != placement.MemShort || !strings.Contains(f.Detail, "MiB needed") {
+		if f.Reason != placement.MemShort.String() || !f.Unfit || !strings.Contains(f.Detail, "MiB needed") {
 			t.Fatalf("offer reason = %s (%s), want %s naming the shortfall", f.Reason, f.Detail, placement.MemShort)
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/flint-mesos/flint/framework/driver"
 	"github.com/flint-mesos/flint/framework/drivermetrics"
 	"github.com/flint-mesos/flint/framework/event"
-	"github.com/flint-mesos/flint/framework/placement"
 	"github.com/flint-mesos/flint/framework/progress"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/framework/stagetask"
@@ -275,42 +274,6 @@ func (c *Context) AddListener(l event.Listener) { c.bus.AddListener(l) }
 // the stages that ended since the last call (Ended set, final counts;
 // Succeeded when they completed): the progress bar's source.
 func (c *Context) ActiveStages() []progress.StageStatus { return c.driver.ActiveStages() }
-
-// Explanation says why a task is where it is: the scheduling core's
-// reason, and for a task still waiting, the placement reasons for the
-// offers a Mesos backend last saw and did not (fully) use.
-type Explanation struct {
-	scheduler.Explanation
-	Offers []placement.Filtered
-	// SlotsBusy: the task only waits for a busy slot (every executor's
-	// free cores are fewer than flint.task.cpus); Slots is how many tasks
-	// the executors run at once. Offers then explain nothing.
-	SlotsBusy bool
-	Slots     int
-}
-
-// Explain says why task index of an active stage is not running yet.
-func (c *Context) Explain(stageID, index int) (Explanation, error) {
-	e, busy, slots, err := c.driver.Explain(stageID, index)
-	if err != nil {
-		return Explanation{}, err
-	}
-	x := Explanation{Explanation: e, Slots: slots}
-	switch e.Reason {
-	case scheduler.ReasonSucceeded, scheduler.ReasonRunning, scheduler.ReasonZombie:
-	case scheduler.ReasonNoOfferFits, scheduler.ReasonOffersUsedUp, scheduler.ReasonPending:
-		if busy {
-			x.SlotsBusy = true
-			break
-		}
-		fallthrough
-	default:
-		if oe, ok := backend.As[backend.OfferExplainer](c.backend); ok {
-			x.Offers = oe.OfferFilters()
-		}
-	}
-	return x, nil
-}
 
 // Config returns the configuration the context was built from.
 func (c *Context) Config() *Config { return c.cfg }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/scheduler"
 )
 
 // Every state and kind of the DAG core has the user's counterpart of the
@@ -19,6 +20,17 @@ func TestStageExplanationNamesEveryCoreStateAndKind(t *testing.T) {
 		got, ok := stageKinds[k]
 		if !ok || got.String() != k.String() {
 			t.Errorf("core kind %s: user's kind %s (mapped: %t)", k, got, ok)
+		}
+	}
+}
+
+// Every reason of the scheduling core has the user's reason of the same
+// name, so Explain never reports a core reason as UNKNOWN.
+func TestExplanationNamesEveryCoreReason(t *testing.T) {
+	for r := scheduler.ReasonUnknown; r <= scheduler.ReasonPending; r++ {
+		got, ok := taskReasons[r]
+		if !ok || got.String() != r.String() {
+			t.Errorf("core reason %s: user's reason %s (mapped: %t)", r, got, ok)
 		}
 	}
 }

@@ -271,15 +271,15 @@ func (c *Context) sandboxForUI(ctx context.Context, executorID string) (webui.Sa
 }
 
 func (c *Context) explainForUI(stageID, index int) (webui.Explanation, error) {
-	e, err := c.Explain(stageID, index)
+	e, filtered, busy, slots, err := c.explain(stageID, index)
 	if err != nil {
 		return webui.Explanation{}, err
 	}
-	if e.SlotsBusy {
-		return webui.Explanation{Reason: webui.ReasonSlotsBusy, Detail: fmt.Sprintf("every slot busy (%d slots): it waits for a running task to end", e.Slots), Slots: e.Slots}, nil
+	if busy {
+		return webui.Explanation{Reason: webui.ReasonSlotsBusy, Detail: fmt.Sprintf("every slot busy (%d slots): it waits for a running task to end", slots), Slots: slots}, nil
 	}
 	detail := e.Detail
-	if offers := placement.Summary(e.Offers); len(offers) > 0 {
+	if offers := placement.Summary(filtered); len(offers) > 0 {
 		detail += "; offers did not fit: " + strings.Join(offers, "; ")
 	}
 	return webui.Explanation{Reason: e.Reason.String(), Detail: detail}, nil

@@ -283,13 +283,13 @@ func (c *client) heartbeatLoop(ctx context.Context, every time.Duration) {
 	if every <= 0 {
 		every = 10 * time.Second
 	}
-	t := time.NewTicker(every)
+	t := c.cfg.Clock.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		running := c.rt.Running()
 		c.enqueue(&flintpb.ExecutorMessage{Message: &flintpb.ExecutorMessage_Heartbeat{Heartbeat: &flintpb.Heartbeat{
@@ -390,7 +390,7 @@ func (c *client) stop(s stream, cancel context.CancelFunc) {
 	c.closing = true
 	c.signal()
 	c.mu.Unlock()
-	t := time.AfterFunc(c.cfg.ShutdownTimeout, cancel)
+	t := c.cfg.Clock.AfterFunc(c.cfg.ShutdownTimeout, cancel)
 	defer t.Stop()
 	for {
 		if _, err := s.Recv(); err != nil {

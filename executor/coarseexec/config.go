@@ -84,11 +84,12 @@ type Config struct {
 	Version string
 	// Registry holds the task functions; default task.Default().
 	Registry *task.Registry
-	// Now is the clock of task metrics and heartbeats; default time.Now.
+	// Now is the time of task metrics and heartbeats; default Clock.Now.
 	Now func() time.Time
-	// Clock paces reconnection: how long the driver has been unreachable,
-	// the backoff between attempts and the registration deadline; default
-	// the wall clock (tests drive a clock.Fake).
+	// Clock paces the executor's waits: how long the driver has been
+	// unreachable, the backoff between attempts, the registration
+	// deadline, the heartbeats and the shutdown deadline; default the wall
+	// clock (tests drive a clock.Fake).
 	Clock clock.Clock
 	// Logger is optional; nil discards logs.
 	Logger logrus.FieldLogger
@@ -134,11 +135,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Registry == nil {
 		c.Registry = task.Default()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
+	}
+	if c.Now == nil {
+		c.Now = c.Clock.Now
 	}
 	if c.Logger == nil {
 		l := logrus.New()

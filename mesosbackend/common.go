@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mesoslabel"
 )
 
 // NoFitKey is the one "no offer fits" timeout of both modes.
@@ -52,7 +53,7 @@ func ReadSettings(cfg *config.Config, mode string) (Settings, []error) {
 	if old := deprecatedNoFit[mode]; old != "" && cfg.IsSet(old) && !cfg.Explicit(NoFitKey) {
 		s.NoFit, s.NoFitKey = cfg.Duration(old), old
 	}
-	if _, err := ParseLabels(cfg.String("flint.mesos.driver.labels")); err != nil {
+	if _, err := mesoslabel.Parse(cfg.String("flint.mesos.driver.labels")); err != nil {
 		errs = append(errs, fmt.Errorf("flint.mesos.driver.labels: %w", err))
 	}
 	if s.NoFit <= 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mesoslabel"
 )
 
 // Containerizers: flint.mesos.containerizer's values.
@@ -78,7 +79,7 @@ func readContainer(cfg *config.Config) (Container, []error) {
 	if c.Parameters, err = ParseParameters(cfg.String("flint.mesos.executor.docker.parameters")); err != nil {
 		errs = append(errs, fmt.Errorf("flint.mesos.executor.docker.parameters: %w", err))
 	}
-	if c.NetworkLabels, err = ParseLabels(cfg.String("flint.mesos.network.labels")); err != nil {
+	if c.NetworkLabels, err = mesoslabel.Parse(cfg.String("flint.mesos.network.labels")); err != nil {
 		errs = append(errs, fmt.Errorf("flint.mesos.network.labels: %w", err))
 	}
 	return c, append(errs, c.check(cfg)...)
@@ -155,43 +156,6 @@ func ParseParameters(spec string) ([]mesos.Parameter, error) {
 		params = append(params, mesos.Parameter{Key: strings.TrimSpace(k), Value: v})
 	}
 	return params, nil
-}
-
-// ParseLabels parses Spark's label list (spark.mesos.task.labels):
-// comma-separated key:value, where "\," and "\:" stand for a comma and a
-// colon inside a key or value. Each entry must have exactly one
-// unescaped colon.
-func ParseLabels(spec string) ([]mesos.Label, error) {
-	var labels []mesos.Label
-	if strings.TrimSpace(spec) == "" {
-		return nil, nil
-	}
-	for _, item := range splitUnescaped(spec, ',') {
-		parts := splitUnescaped(item, ':')
-		if len(parts) != 2 {
-			return nil, fmt.Errorf("label %q is not key:value (escape a literal comma or colon as \\, or \\:)", item)
-		}
-		v := unescapeLabel(parts[1])
-		labels = append(labels, mesos.Label{Key: unescapeLabel(parts[0]), Value: &v})
-	}
-	return labels, nil
-}
-
-// splitUnescaped splits s at every sep not preceded by a backslash.
-func splitUnescaped(s string, sep byte) []string {
-	var parts []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == sep && (i == 0 || s[i-1] != '\\') {
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(parts, s[start:])
-}
-
-func unescapeLabel(s string) string {
-	return strings.NewReplacer(`\,`, ",", `\:`, ":").Replace(s)
 }
 
 // ContainerInfo is an executor's ContainerInfo (the same for coarse and

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/gogo/protobuf/proto"
-	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/sirupsen/logrus"
 
 	"github.com/flint-mesos/flint/contract"
@@ -95,19 +94,6 @@ func containerStep(t *testing.T, s golden.Step) []string {
 func TestPortEnvNamesAreTheContract(t *testing.T) {
 	if CoarseServers[0].Port != contract.EnvShufflePort || FineServers[0].Port != contract.EnvResultPort || FineServers[1].Port != contract.EnvShufflePort {
 		t.Fatalf("servers: coarse %v fine %v", CoarseServers, FineServers)
-	}
-}
-
-// TestParseLabelsEscapes: Spark's escapes keep a comma or colon inside a
-// key or a value.
-func TestParseLabelsEscapes(t *testing.T) {
-	got, err := ParseLabels(`a\:b:c\,d,e:f`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []mesos.Label{{Key: "a:b", Value: proto.String("c,d")}, {Key: "e", Value: proto.String("f")}}
-	if len(got) != 2 || got[0].Key != want[0].Key || got[0].GetValue() != want[0].GetValue() || got[1].Key != want[1].Key || got[1].GetValue() != want[1].GetValue() {
-		t.Fatalf("got %v, want %v", got, want)
 	}
 }
 

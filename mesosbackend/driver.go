@@ -14,6 +14,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/framework/mesosconn/detector"
+	"github.com/flint-mesos/flint/framework/mesoslabel"
 	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/internal/uuid"
@@ -129,9 +130,12 @@ func Subscribe(ctx context.Context, fc *config.Config, s Subscription, h mesosco
 }
 
 // driverLabels puts flint.mesos.driver.labels into FrameworkInfo.labels
-// (after the ones the connection's options gave; the key wins).
+// (after the ones the connection's options gave; the key wins). Spark
+// reads the key only in cluster mode, for the driver's task (the
+// dispatcher does the same: deploy/dispatcher); a client-mode driver has
+// no task, so Flint labels what it has, its framework, in both modes.
 func driverLabels(fc *config.Config, mc *mesosconn.Config) error {
-	labels, err := ParseLabels(fc.String("flint.mesos.driver.labels"))
+	labels, err := mesoslabel.Parse(fc.String("flint.mesos.driver.labels"))
 	if err != nil {
 		return fmt.Errorf("flint.mesos.driver.labels: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mesoslabel"
 	"github.com/flint-mesos/flint/framework/placement/constraints"
 	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/uri/fileserver"
@@ -94,7 +95,7 @@ func ReadExecutor(cfg *config.Config) (Executor, []error) {
 	var cErrs []error
 	e.Container, cErrs = readContainer(cfg)
 	errs = append(errs, cErrs...)
-	if e.Labels, err = ParseLabels(cfg.String("flint.mesos.task.labels")); err != nil {
+	if e.Labels, err = mesoslabel.Parse(cfg.String("flint.mesos.task.labels")); err != nil {
 		errs = append(errs, fmt.Errorf("flint.mesos.task.labels: %w", err))
 	}
 	if e.Container.Docker() && (len(e.SecretEnv) > 0 || len(e.Secrets) > 0) {

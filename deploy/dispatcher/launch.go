@@ -16,6 +16,7 @@ import (
 
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
+	"github.com/flint-mesos/flint/framework/mesoslabel"
 	"github.com/flint-mesos/flint/uri/fileserver"
 )
 
@@ -105,6 +106,10 @@ func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res 
 	}
 	s.Properties = props
 	args = append(args, DriverArgs(s, d.cfg.DriverMaster, r.ID)...)
+	labels, err := driverTaskLabels(r)
+	if err != nil {
+		return mesos.TaskInfo{}, err
+	}
 	return mesos.TaskInfo{
 		Name:      "driver " + r.ID,
 		TaskID:    mesos.TaskID{Value: taskID},
@@ -117,8 +122,28 @@ func (d *Dispatcher) taskInfo(r Record, taskID string, agent mesos.AgentID, res 
 			URIs:        uris,
 			Environment: env,
 		},
-		Labels: &mesos.Labels{Labels: []mesos.Label{{Key: "flint.dispatcher.submission", Value: ptr(r.ID)}}},
+		Labels: labels,
 	}, nil
+}
+
+// driverLabelsKey labels the driver's Mesos task (Spark's
+// spark.mesos.driver.labels, which MesosClusterScheduler puts on the
+// driver's TaskInfo); the driver, given the same property, also labels
+// its own framework (mesosbackend.Subscribe).
+const driverLabelsKey = "flint.mesos.driver.labels"
+
+// submissionLabel is the dispatcher's own label of a driver's task: the
+// submission it runs.
+const submissionLabel = "flint.dispatcher.submission"
+
+// driverTaskLabels are a driver task's labels: the submission's id, then
+// the submission's flint.mesos.driver.labels in their order.
+func driverTaskLabels(r Record) (*mesos.Labels, error) {
+	user, err := mesoslabel.Parse(r.Spec.Properties[driverLabelsKey])
+	if err != nil { // checked at submission; a record stored before then
+		return nil, fmt.Errorf("dispatcher: %s: %w", driverLabelsKey, err)
+	}
+	return &mesos.Labels{Labels: append([]mesos.Label{{Key: submissionLabel, Value: ptr(r.ID)}}, user...)}, nil
 }
 
 // DriverArgs is the program's command line after its name: a bundled example

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/flint-mesos/flint/framework/config"
+	"github.com/flint-mesos/flint/framework/mesoslabel"
 )
 
 // Protocol messages, in the shape of Spark's REST submission protocol
@@ -306,6 +307,9 @@ func (s *Spec) readProperty(cfg *config.Config, k, v string, seal func(string) (
 	if k == "flint.app.name" {
 		s.AppName = v
 	}
+	if err := checkLabels(k, v); err != nil {
+		return err
+	}
 	if secret {
 		sealed, err := seal(v)
 		if err != nil {
@@ -381,4 +385,27 @@ func (req CreateRequest) files(program string, errs []error) ([]FileRef, []error
 		seen[f.Name] = true
 	}
 	return req.Files, errs
+}
+
+// labelKeys are the properties in Spark's label syntax: the driver's
+// (its Mesos task's labels, launch.go) and those its backend reads. A
+// malformed one is refused at submission, not when the driver starts.
+var labelKeys = map[string]bool{"flint.mesos.driver.labels": true, "flint.mesos.task.labels": true, "flint.mesos.network.labels": true}
+
+// checkLabels checks a label property with the backends' parser; the
+// driver's labels may not use the dispatcher's own key.
+func checkLabels(k, v string) error {
+	if !labelKeys[k] {
+		return nil
+	}
+	labels, err := mesoslabel.Parse(v)
+	if err != nil {
+		return fmt.Errorf("%s=%q: %w", k, v, err)
+	}
+	for _, l := range labels {
+		if k == driverLabelsKey && l.Key == submissionLabel {
+			return fmt.Errorf("%s=%q: label %s is the dispatcher's own (the submission id)", k, v, submissionLabel)
+		}
+	}
+	return nil
 }

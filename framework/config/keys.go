@@ -306,7 +306,7 @@ var table = []Key{
 	{Name: "flint.mesos.task.labels", Kind: KindString, Group: GroupMesos,
 		Doc: "Mesos labels of every task Flint launches (coarse executors, fine tasks), in Spark's syntax (`spark.mesos.task.labels`): comma-separated `key:value`, `\\,` and `\\:` for a literal comma or colon." + mesosUsed},
 	{Name: "flint.mesos.driver.labels", Kind: KindString, Group: GroupMesos,
-		Doc: "Mesos labels of the driver (Spark's `spark.mesos.driver.labels`), same syntax as `flint.mesos.task.labels`: the framework's `FrameworkInfo.labels`." + mesosUsed},
+		Doc: "Mesos labels of the driver (Spark's `spark.mesos.driver.labels`), same syntax as `flint.mesos.task.labels`. In cluster deploy mode the dispatcher puts them on the driver's Mesos task, after its own `flint.dispatcher.submission` label, as Spark's `MesosClusterDispatcher` does, and refuses a malformed list at submission. The driver, in either deploy mode, also puts them on its framework's `FrameworkInfo.labels` (Spark's client mode ignores the key; a client-mode driver has no task of its own, so its framework is what an operator finds by them in the master's `/frameworks`)." + mesosUsed},
 	{Name: "flint.mesos.coarse.shutdownTimeout", Kind: KindDuration, Default: "10s", DurationUnit: time.Second, Group: GroupMesos,
 		Doc: "How long stopping the driver waits for executors to exit after asking them to stop; stragglers are then killed through Mesos. A bare number is in seconds." + coarse},
 	{Name: "flint.mesos.coarse.noExecutorTimeout", Kind: KindDuration, DurationUnit: time.Second, Group: GroupMesos, Deprecated: "flint.mesos.noOfferFitTimeout",

@@ -11,6 +11,7 @@ import (
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/scheduler"
 	"github.com/flint-mesos/flint/framework/stagetask"
+	"github.com/flint-mesos/flint/internal/gcfloor"
 	"github.com/flint-mesos/flint/proto/flintconv"
 	"github.com/flint-mesos/flint/proto/flintpb"
 	"github.com/flint-mesos/flint/shuffle/shuffleenv"
@@ -34,7 +35,15 @@ type Backend struct {
 	env      *stagetask.Env  // the Context's runtime state (over shuffle): its tasks' and its driver's dataset layer's
 	d        backend.Driver
 	slab     []flintpb.TaskDescription // descriptions not handed out yet (Apply's goroutine only)
+	gcRoom   func()                    // releases the process's heap floor (gcfloor)
 }
+
+// gcRoomShare is the share of flint.executor.memory the in-process executor's garbage
+// collector may fill between collections however little is live (internal/gcfloor): a task
+// reading data allocates every byte it reads, and without room the collector ran every few
+// MiB of input (docs/benchmarks.md, issue 25). 1/16 is 64 MiB at the 1g default, past which a
+// larger floor measured no less CPU.
+const gcRoomShare = 16
 
 // descSlab is how many task descriptions one allocation holds: few, since
 // a slab (with the inputs it points to) stays alive while any of its tasks
@@ -80,6 +89,8 @@ func New(p backend.Params) (backend.Backend, error) {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	b.rt = rt
+	// The tasks run in this process: it is the executor, and gets an executor's room.
+	b.gcRoom = gcfloor.Hold(p.Config.Size("flint.executor.memory") / gcRoomShare)
 	return b, nil
 }
 
@@ -149,6 +160,7 @@ func (b *Backend) DefaultParallelism() int { return b.threads }
 // for them, then releases the Context's runtime state (cached
 // partitions, broadcasts, rebuilt graphs) and the shuffle's files.
 func (b *Backend) Stop(ctx context.Context) error {
+	defer b.gcRoom()
 	if err := b.rt.Close(ctx); err != nil {
 		b.env.Close()
 		b.shuffle.Close()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,5 +151,41 @@ func TestLocalTasksHaveAShuffle(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(local); len(left) != 0 {
 		t.Fatalf("left in flint.local.dir after Stop: %v", left)
+	}
+}
+
+// readGC is the process's GC percent and heap goal.
+func readGC() (percent int, goal int64) {
+	m := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(m)
+	return int(int64(m[0].Value.Uint64())), int64(m[1].Value.Uint64())
+}
+
+// The tasks run in this process, so it gets an executor's room for garbage (internal/gcfloor):
+// a heap goal of at least 1/16 of flint.executor.memory while the Context runs, the process's
+// own setting back when it stops.
+func TestTheProcessGetsAnExecutorsGCRoomWhileTheContextRuns(t *testing.T) {
+	t.Setenv("GOGC", "") // restored after the test; unset, the process has not chosen its pacing
+	os.Unsetenv("GOGC")
+	const floor = 128 << 20
+	runtime.GC()
+	base, goal := readGC()
+	if goal >= floor {
+		t.Fatalf("the test process's heap goal is already %d MiB, not below %d MiB", goal>>20, floor>>20)
+	}
+	fc, err := newContext(t, map[string]string{"flint.master": "local[2]", "flint.executor.memory": "2g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, goal := readGC(); goal < floor {
+		fc.Stop(context.Background())
+		t.Fatalf("with a local Context of flint.executor.memory=2g running, the heap goal is %d MiB, want ≥ %d MiB", goal>>20, floor>>20)
+	}
+	if err := fc.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	if p, goal := readGC(); p != base || goal >= floor {
+		t.Fatalf("after Stop: GC percent %d, heap goal %d MiB; want the base %d and a goal under %d MiB", p, goal>>20, base, floor>>20)
 	}
 }

@@ -232,6 +232,11 @@ func (e Executor) secretVolumes() []mesos.Volume {
 // PortEnv adds to env where the executor's servers listen and are
 // reached: servers[i] takes ports[i] (container port = host port), and
 // with a network of its own the executor listens on every address of it.
+// The host port is named (the executor advertises its agent's host with
+// it) except on a named network (flint.mesos.network.name: one IP per
+// container), where the executor advertises its own address there with
+// the container port, as Mesos' executors do (localip.Reached); the
+// port stays mapped on the agent's host for clients off that network.
 // Nothing when the launch took no port.
 func (e Executor) PortEnv(servers []Server, ports []uint64, env map[string]string) {
 	if len(ports) == 0 {
@@ -240,7 +245,10 @@ func (e Executor) PortEnv(servers []Server, ports []uint64, env map[string]strin
 	for i, s := range servers {
 		if i < len(ports) {
 			p := strconv.FormatUint(ports[i], 10)
-			env[s.Port], env[s.HostPort] = p, p
+			env[s.Port] = p
+			if e.Container.Network == "" {
+				env[s.HostPort] = p
+			}
 		}
 	}
 	if e.Container.OwnNetwork() {

@@ -37,7 +37,7 @@ const certValidity = 5 * 365 * 24 * time.Hour
 // driver (all addresses when that cannot be found) — or, in a container,
 // on the port the backend mapped (contract.EnvResultPort, on
 // EnvBindAddress), advertising the agent's host and port
-// (EnvResultHostPort).
+// (EnvResultHostPort) or, without one, its own address (advertised).
 func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogger, agentHost string) (*resultServer, error) {
 	host := localip.TowardsOrEmpty(set.DriverHost)
 	port, hostPort, err := containerPorts(os.Getenv)
@@ -51,23 +51,21 @@ func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogge
 	if err != nil {
 		return nil, fmt.Errorf("fine: result server: %w", err)
 	}
-	adv := host
-	if adv == "" || adv == "0.0.0.0" {
-		adv = "127.0.0.1"
+	adv, err := advertised(host, lis.Addr().(*net.TCPAddr).Port, agentHost, port, hostPort)
+	if err != nil {
+		lis.Close()
+		return nil, fmt.Errorf("fine: result server: %w", err)
 	}
-	advPort := lis.Addr().(*net.TCPAddr).Port
-	if hostPort > 0 && agentHost != "" {
-		adv, advPort = agentHost, hostPort
-	}
-	rs := &resultServer{url: "http://" + net.JoinHostPort(adv, strconv.Itoa(advPort))}
+	rs := &resultServer{url: "http://" + adv}
 	if set.TLS {
-		cfg, pin, err := tlspin.Server(adv, certValidity)
+		h, _, _ := net.SplitHostPort(adv)
+		cfg, pin, err := tlspin.Server(h, certValidity)
 		if err != nil {
 			lis.Close()
 			return nil, fmt.Errorf("fine: result server: %w", err)
 		}
 		lis, rs.pin = tls.NewListener(lis, cfg), pin
-		rs.url = "https://" + net.JoinHostPort(adv, strconv.Itoa(advPort))
+		rs.url = "https://" + adv
 	}
 	rs.srv = &http.Server{Handler: resultHandler(set.Secret, rt, log), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -76,6 +74,22 @@ func startResultServer(set Settings, rt *executor.Runtime, log logrus.FieldLogge
 		}
 	}()
 	return rs, nil
+}
+
+// advertised is where the driver reaches the result server listening on
+// bind:listened: in a container, where localip.Reached says (the agent's
+// host and mapped port, or the container's own address on a network of
+// its own); else the address it listens on (loopback when that is every
+// address).
+func advertised(bind string, listened int, agentHost string, port, hostPort int) (string, error) {
+	adv, err := localip.Reached(agentHost, bind, port, hostPort)
+	if adv != "" || err != nil {
+		return adv, err
+	}
+	if bind == "" || bind == "0.0.0.0" {
+		bind = "127.0.0.1"
+	}
+	return net.JoinHostPort(bind, strconv.Itoa(listened)), nil
 }
 
 func (rs *resultServer) close() {

@@ -111,3 +111,26 @@ func TestResultServerInAContainer(t *testing.T) {
 		t.Fatalf("a bad port: %v, want an error naming %s", err, contract.EnvResultPort)
 	}
 }
+
+// The result server's advertised address: the agent's host and mapped
+// port in a container on Docker's bridge; the address it listens on when
+// bound to one (a bare process, or a container bound to its address);
+// loopback for every address outside a container.
+func TestResultServerAdvertised(t *testing.T) {
+	for _, c := range []struct {
+		bind           string
+		port, hostPort int
+		want           string
+	}{
+		{"0.0.0.0", 31007, 31007, "agent-7.example:31007"},
+		{"10.0.0.5", 31007, 0, "10.0.0.5:4000"},
+		{"10.0.0.5", 0, 0, "10.0.0.5:4000"},
+		{"", 0, 0, "127.0.0.1:4000"},
+		{"0.0.0.0", 0, 0, "127.0.0.1:4000"},
+	} {
+		got, err := advertised(c.bind, 4000, "agent-7.example", c.port, c.hostPort)
+		if err != nil || got != c.want {
+			t.Errorf("advertised(%q, 4000, agent, %d, %d) = %q, %v; want %q", c.bind, c.port, c.hostPort, got, err, c.want)
+		}
+	}
+}

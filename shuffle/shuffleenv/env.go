@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +20,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config/shuffleconf"
 	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/framework/recordcodec"
+	"github.com/flint-mesos/flint/internal/localip"
 	"github.com/flint-mesos/flint/shuffle"
 	"github.com/flint-mesos/flint/shuffle/shuffleblock"
 	"github.com/flint-mesos/flint/shuffle/shufflefetch"
@@ -39,9 +39,12 @@ type Settings struct {
 	Bind string
 	// Port and HostPort are, in a container (contract.EnvShufflePort,
 	// EnvShuffleHostPort), the port the server listens on and the
-	// agent's port mapped to it, which it advertises with Host; its
-	// store is then in the container's own file system and not offered
-	// to same-host reads. 0: any free port, advertised as listened on.
+	// agent's port mapped to it, which it advertises with Host; without
+	// a host port, bound to every address of a network of the
+	// container's own, it advertises the container's own address with
+	// Port (localip.Reached). Its store is then in the container's own
+	// file system and not offered to same-host reads. 0: any free port,
+	// advertised as listened on.
 	Port, HostPort int
 	Token          string // shuffleserver.Token(application secret, AppID)
 	TLS            bool   // flint.network.tls.enabled
@@ -157,8 +160,13 @@ func Start(set Settings, serve bool, log logrus.FieldLogger) (*Env, error) {
 			return nil, errors.New("shuffleenv: serving needs the application's shuffle token")
 		}
 		sc := shuffleserver.Config{Store: store, AppID: set.AppID, Token: set.Token, Host: cmpOr(set.Bind, set.Host), TLS: set.TLS, Log: log, Port: set.Port}
-		if set.HostPort > 0 {
-			sc.Advertise, sc.NoDir = net.JoinHostPort(set.Host, strconv.Itoa(set.HostPort)), true
+		adv, err := localip.Reached(set.Host, set.Bind, set.Port, set.HostPort)
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("shuffleenv: the shuffle server's address in the container: %w", err)
+		}
+		if adv != "" {
+			sc.Advertise, sc.NoDir = adv, true
 		}
 		e.server, err = shuffleserver.Start(sc)
 		if err != nil {

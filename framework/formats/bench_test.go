@@ -109,45 +109,55 @@ func benchS3Scan(t *testing.T, mb int) {
 		t.Fatal(err)
 	}
 	fc := benchContext(t)
-	var flintCPU, getsCPU cpuTimes
-	count := func(paths []string, want int64) time.Duration {
-		start, cpu := time.Now(), readCPU()
-		n, err := countLinesJob.Run(t.Context(), fc, paths)
-		if err != nil || n != want {
-			t.Fatalf("flint counted %d lines (%v), want %d", n, err, want)
-		}
-		if want > 1 {
-			flintCPU = flintCPU.add(readCPU().sub(cpu))
-		}
-		return time.Since(start)
+	// Three sides: Flint, and two baselines of plain GETs by 2 goroutines — io.Copy into
+	// io.Discard (8 KiB reads, as a small Go program does it), and reads of lineChunk's
+	// 256 KiB (Flint's read size: fewer syscalls, the stricter baseline).
+	type side struct {
+		name  string
+		run   func() time.Duration
+		times []time.Duration
+		cpu   cpuTimes
 	}
-	getRun := func() time.Duration {
-		cpu := readCPU()
-		d := plainGets(t, fs, files)
-		getsCPU = getsCPU.add(readCPU().sub(cpu))
-		return d
+	sides := []*side{
+		{name: "flint TextFile+Count local[2]", run: func() time.Duration {
+			start := time.Now()
+			if n, err := countLinesJob.Run(t.Context(), fc, []string{prefix}); err != nil || n != wantLines {
+				t.Fatalf("flint counted %d lines (%v), want %d", n, err, wantLines)
+			}
+			return time.Since(start)
+		}},
+		{name: "2 GETs io.Copy (8 KiB reads)", run: func() time.Duration { return plainGets(t, fs, files, 0) }},
+		{name: "2 GETs 256 KiB reads", run: func() time.Duration { return plainGets(t, fs, files, 256<<10) }},
 	}
-	// Rounds alternate which side goes first (neither always gets a cold server or a warm
-	// one); each side's figure is its median.
-	var flints, getss, fixed []time.Duration
+	var fixed []time.Duration
+	// Rounds rotate which side goes first (none always gets a cold server or a warm one);
+	// each side's figure is its median.
 	for round := range benchRounds() {
-		if round%2 == 0 {
-			flints = append(flints, count([]string{prefix}, wantLines))
-			getss = append(getss, getRun())
-		} else {
-			getss = append(getss, getRun())
-			flints = append(flints, count([]string{prefix}, wantLines))
+		for i := range sides {
+			sd := sides[(i+round)%len(sides)]
+			cpu := readCPU()
+			sd.times = append(sd.times, sd.run())
+			sd.cpu = sd.cpu.add(readCPU().sub(cpu))
 		}
-		fixed = append(fixed, count([]string{tiny}, 1))
+		start := time.Now()
+		if n, err := countLinesJob.Run(t.Context(), fc, []string{tiny}); err != nil || n != 1 {
+			t.Fatalf("flint counted %d lines of the one-line object (%v)", n, err)
+		}
+		fixed = append(fixed, time.Since(start))
 	}
-	flint, gets := median(flints), median(getss)
-	t.Logf("s3 scan of %.0f MiB (16 objects), median of %d rounds: flint TextFile+Count local[2] %v = %.0f MiB/s; 2 concurrent plain GETs %v = %.0f MiB/s; ratio %.0f%% "+
-		"(flint %v, gets %v; the same job over one 91-byte object, the fixed cost: median %v)",
-		total, len(flints), flint.Round(time.Millisecond), total/flint.Seconds(), gets.Round(time.Millisecond), total/gets.Seconds(), 100*gets.Seconds()/flint.Seconds(),
-		flints, getss, median(fixed).Round(time.Millisecond))
-	gib := total / 1024 * float64(len(flints))
-	t.Logf("CPU seconds per GiB scanned (this process / the S3 server): flint %.2f / %.2f; gets %.2f / %.2f",
-		flintCPU.self.Seconds()/gib, flintCPU.server.Seconds()/gib, getsCPU.self.Seconds()/gib, getsCPU.server.Seconds()/gib)
+	flint := median(sides[0].times)
+	gib := total / 1024 * float64(len(sides[0].times))
+	t.Logf("s3 scan of %.0f MiB (16 objects), median of %d rounds; the same job over one 91-byte object, the fixed cost: median %v",
+		total, len(fixed), median(fixed).Round(time.Millisecond))
+	for i, sd := range sides {
+		d := median(sd.times)
+		ratio := ""
+		if i > 0 {
+			ratio = fmt.Sprintf("; flint's throughput %.0f%% of it", 100*d.Seconds()/flint.Seconds())
+		}
+		t.Logf("  %s: %v = %.0f MiB/s%s; CPU s per GiB (this process / the S3 server) %.2f / %.2f; runs %v",
+			sd.name, d.Round(time.Millisecond), total/d.Seconds(), ratio, sd.cpu.self.Seconds()/gib, sd.cpu.server.Seconds()/gib, sd.times)
+	}
 }
 
 // cpuTimes is the CPU (user+sys) of this process and of its child processes (the S3 server).
@@ -212,26 +222,50 @@ func putObject(fs *s3fs.FS, path string, body []byte) error {
 	return w.Close()
 }
 
-// plainGets fetches every file whole, 2 goroutines taking the next file, the body discarded.
-func plainGets(t *testing.T, fs *s3fs.FS, files []storage.FileInfo) time.Duration {
+// plainGets fetches every file whole, 2 goroutines taking the next file, the body discarded:
+// by io.Copy into io.Discard (its 8 KiB reads) when bufSize is 0, else by reads of bufSize.
+func plainGets(t *testing.T, fs *s3fs.FS, files []storage.FileInfo, bufSize int) time.Duration {
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
+			buf := make([]byte, bufSize)
 			for i := next.Add(1) - 1; i < int64(len(files)); i = next.Add(1) - 1 {
 				rc, err := fs.Open(context.Background(), files[i], 0, -1)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				io.Copy(io.Discard, rc)
+				n, err := discard(rc, buf)
 				rc.Close()
+				if err != nil || n != files[i].Size {
+					t.Errorf("GET %s: %d bytes (%v), want %d", files[i].Path, n, err, files[i].Size)
+					return
+				}
 			}
 		})
 	}
 	wg.Wait()
 	return time.Since(start)
+}
+
+// discard reads r to its end: by io.Copy into io.Discard when buf is empty, else into buf.
+func discard(r io.Reader, buf []byte) (int64, error) {
+	if len(buf) == 0 {
+		return io.Copy(io.Discard, r)
+	}
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		n += int64(k)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 type benchRow struct {

@@ -15,4 +15,14 @@
 // while outputs of the application live on it; Close stops serving and
 // deletes everything, so nothing of the application is left in the
 // sandbox.
+//
+// With the agent's external shuffle service (Settings.ServiceDir) the
+// store lives in the service's directory instead, the service serves it
+// and it outlives the executor. The executor registers the application
+// with the service at start and again whenever the service restarted
+// (registration.go: a new InfoFile, noticed at the next map status,
+// namespace location or read), so the outputs it reports from then on
+// name the service that serves them; outputs reported before name the
+// dead one, and their reducers' fetch failures make the driver recompute
+// them.
 package shuffleenv

@@ -90,20 +90,16 @@ func SettingsFromConfig(c *config.Config, appID, executorID, host, token string)
 
 // serviceStore registers the application with the agent's shuffle
 // service and opens the executor's store in the service's directory.
-func serviceStore(set Settings) (*shuffle.Store, mapoutput.Location, error) {
-	addr, err := shuffleservice.ReadInfo(set.ServiceDir)
+func serviceStore(set Settings, log logrus.FieldLogger) (*shuffle.Store, *registration, error) {
+	reg := &registration{set: set, root: shuffleservice.StoreRoot(set.ServiceDir, set.AppID, set.ExecutorID), log: log}
+	if err := reg.register(); err != nil {
+		return nil, nil, fmt.Errorf("shuffleenv: flint.shuffle.service.enabled: %w", err)
+	}
+	store, err := shuffle.OpenStore(reg.root)
 	if err != nil {
-		return nil, mapoutput.Location{}, fmt.Errorf("shuffleenv: flint.shuffle.service.enabled: %w", err)
+		return nil, nil, err
 	}
-	if err := shuffleservice.Register(set.ServiceDir, set.AppID, set.Token); err != nil {
-		return nil, mapoutput.Location{}, fmt.Errorf("shuffleenv: flint.shuffle.service.enabled: %w", err)
-	}
-	store, err := shuffle.OpenStore(shuffleservice.StoreRoot(set.ServiceDir, set.AppID, set.ExecutorID))
-	if err != nil {
-		return nil, mapoutput.Location{}, err
-	}
-	addr.Dir, addr.Executor = store.Root(), set.ExecutorID
-	return store, mapoutput.Location{ExecutorID: set.ExecutorID, Host: set.Host, Address: addr.String()}, nil
+	return store, reg, nil
 }
 
 // Env is an executor's shuffle. Safe for concurrent use by its tasks.
@@ -116,7 +112,8 @@ type Env struct {
 	// outlives the executor.
 	service bool
 	client  *shuffleserver.Client
-	loc     mapoutput.Location
+	loc     mapoutput.Location // without a service; with one, svc.loc
+	svc     *registration      // the service's registration; nil without a service
 	log     logrus.FieldLogger
 
 	nsMu       sync.Mutex
@@ -190,11 +187,11 @@ func startWithService(set Settings, serve bool, log logrus.FieldLogger) (*Env, e
 	if set.Token == "" {
 		return nil, errors.New("shuffleenv: serving needs the application's shuffle token")
 	}
-	store, loc, err := serviceStore(set)
+	store, reg, err := serviceStore(set, log)
 	if err != nil {
 		return nil, err
 	}
-	return &Env{set: set, store: store, mem: shuffle.NewMemory(set.Memory), log: log, loc: loc, service: true,
+	return &Env{set: set, store: store, mem: shuffle.NewMemory(set.Memory), log: log, svc: reg, service: true,
 		client: shuffleserver.NewClient(set.AppID, set.Token, cmpOr(set.Timeout, 120*time.Second))}, nil
 }
 
@@ -206,8 +203,18 @@ func cmpOr[T comparable](a, b T) T {
 	return b
 }
 
-// Location is where this executor's map outputs are read from.
-func (e *Env) Location() mapoutput.Location { return e.loc }
+// Location is where this executor's map outputs are read from: its own
+// server, or the agent's shuffle service — the one running now: when the
+// service restarted since the last call (a new InfoFile), the executor
+// registers with the new one first (registration.current), so an output
+// reported from now on names the service that serves it.
+func (e *Env) Location() mapoutput.Location {
+	if e.svc == nil {
+		return e.loc
+	}
+	addr := e.svc.current()
+	return mapoutput.Location{ExecutorID: e.set.ExecutorID, Host: e.set.Host, Address: addr.String()}
+}
 
 // Dir is the executor's shuffle directory.
 func (e *Env) Dir() string { return e.store.Root() }
@@ -234,7 +241,7 @@ func CombiningWriter[K, V, C any](e *Env, shuffleID, mapIndex, attempt, partitio
 
 // Status is the map status of a committed output, for the driver.
 func (e *Env) Status(shuffleID, mapIndex int, taskID uint64, res shuffle.Result) mapoutput.Status {
-	return mapoutput.Status{ShuffleID: shuffleID, MapIndex: mapIndex, TaskID: taskID, Location: e.loc, Sizes: res.Sizes}
+	return mapoutput.Status{ShuffleID: shuffleID, MapIndex: mapIndex, TaskID: taskID, Location: e.Location(), Sizes: res.Sizes}
 }
 
 // Reader is a reduce partition's merged records. Close it: that deletes
@@ -270,6 +277,9 @@ func (e *Env) Read(ctx context.Context, snap *mapoutput.Snapshot, reduce int, or
 // tracker at launch). A block that cannot be read is a
 // *mapoutput.FetchFailure.
 func (e *Env) ReadBlocks(ctx context.Context, shuffleID, reduce int, groups []mapoutput.FetchGroup, order shuffle.Order, combine shuffle.Combine) (*Reader, error) {
+	if e.svc != nil {
+		e.svc.current() // registered with a restarted service, the store's directory is back
+	}
 	spill, err := os.MkdirTemp(e.store.Root(), "reduce-"+strconv.Itoa(shuffleID)+"-"+strconv.Itoa(reduce)+"-")
 	if err != nil {
 		return nil, fmt.Errorf("shuffleenv: %w", err)
@@ -385,7 +395,9 @@ func (e *Env) Serving() bool { return e.server != nil || e.service }
 // meet. The same ns gives the same namespace.
 type Namespace struct {
 	Store *shuffle.Store
-	loc   mapoutput.Location
+	loc   mapoutput.Location // served by the executor's server
+	ns    string
+	svc   *registration // served by the agent's service (nil: by the executor's server)
 }
 
 // openNamespace opens namespace ns's store and starts serving it: by the
@@ -399,12 +411,7 @@ func (e *Env) openNamespace(ns string) (*shuffle.Store, shuffleserver.Address, e
 		if err != nil {
 			return nil, shuffleserver.Address{}, err
 		}
-		addr, err := shuffleserver.ParseAddress(e.loc.Address)
-		if err != nil {
-			return nil, shuffleserver.Address{}, err
-		}
-		addr.Dir, addr.Namespace = store.Root(), ns
-		return store, addr, nil
+		return store, shuffleserver.Address{}, nil // its address is the service's of the moment (Namespace.Location)
 	}
 	store, err := shuffle.OpenStore(filepath.Join(e.store.Root(), "ns", unsafeChars.ReplaceAllString(ns, "_")))
 	if err != nil {
@@ -417,8 +424,17 @@ func (e *Env) openNamespace(ns string) (*shuffle.Store, shuffleserver.Address, e
 	return store, addr, nil
 }
 
-// Location is where the namespace's map outputs are read from.
-func (n *Namespace) Location() mapoutput.Location { return n.loc }
+// Location is where the namespace's map outputs are read from: the
+// executor's server, or the agent's shuffle service running now (see
+// Env.Location).
+func (n *Namespace) Location() mapoutput.Location {
+	if n.svc == nil {
+		return n.loc
+	}
+	addr := n.svc.current()
+	addr.Dir, addr.Namespace = n.Store.Root(), n.ns
+	return mapoutput.Location{ExecutorID: n.loc.ExecutorID, Host: n.loc.Host, Address: addr.String()}
+}
 
 // Namespace opens (once) namespace ns.
 func (e *Env) Namespace(ns string) (*Namespace, error) {
@@ -434,7 +450,10 @@ func (e *Env) Namespace(ns string) (*Namespace, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Namespace{Store: store, loc: mapoutput.Location{ExecutorID: e.loc.ExecutorID, Host: e.loc.Host, Address: addr.String()}}
+	n := &Namespace{Store: store, ns: ns, svc: e.svc, loc: mapoutput.Location{ExecutorID: e.set.ExecutorID, Host: e.set.Host}}
+	if e.svc == nil {
+		n.loc.Address = addr.String()
+	}
 	if e.namespaces == nil {
 		e.namespaces = map[string]*Namespace{}
 	}

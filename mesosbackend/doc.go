@@ -25,7 +25,8 @@
 //   - ShuffleServices: the driver's client of the agents' shuffle services
 //     (flint.shuffle.service.enabled) — heartbeats, released shuffles' deletion, the
 //     goodbye at stop, and a service reported unreachable after UnreachableAfter failed
-//     heartbeats in a row.
+//     heartbeats in a row, then probed until it answers again (restarted at the same
+//     address) and reported reachable.
 //
 // Errors carry no package prefix: the backends wrap them with theirs ("coarse: ", "fine: ").
 // The backends never import each other; both import this package.

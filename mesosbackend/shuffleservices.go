@@ -30,9 +30,16 @@ import (
 // its heartbeats, and the service's cleanup when the driver goes).
 //
 // A service whose heartbeats fail UnreachableAfter times in a row is
-// reported unreachable once, at Error, and no longer heartbeated nor sent
-// anything: its outputs are lost to reducers on other agents, whose fetch
-// failures make the driver recompute them.
+// reported unreachable once, at Error, and sent no more releases nor its
+// goodbye: its outputs are lost to reducers on other agents, whose fetch
+// failures make the driver recompute them. It is still probed, silently,
+// with a heartbeat on each round's tick: a service restarted at the same
+// address (a fixed --port without TLS; with TLS its new certificate makes
+// it a new service, which the executors that re-registered with it name
+// in their map statuses) answers once an executor of the application
+// registered with it again, and is then reported reachable, at Info, and
+// heartbeated, released to and told goodbye as before — else its sweep
+// would remove the new outputs of a running application.
 //
 // The backend's owner goroutine calls Add, Tick and Release; the requests
 // run on goroutines of their own (a slow service never holds the owner);
@@ -46,6 +53,8 @@ type ShuffleServices struct {
 	last       time.Time               // the last heartbeat round
 	done       chan struct{}           // closed when the round in flight ends; nil: none yet
 	wg         sync.WaitGroup
+	probeCtx   context.Context // the probes of unreachable services; cancelled by Goodbye
+	stopProbes context.CancelFunc
 
 	mu    sync.Mutex
 	known []*serviceState
@@ -56,6 +65,7 @@ type serviceState struct {
 	svc         backend.ShuffleService
 	failures    int // heartbeats failed in a row
 	unreachable bool
+	probing     bool // an unreachable service's probe is in flight
 }
 
 // UnreachableAfter is how many heartbeats in a row must fail before a
@@ -69,8 +79,9 @@ const serviceTimeout = 10 * time.Second
 // application with secret, heartbeating every interval.
 func NewShuffleServices(secret string, every time.Duration, who string, log logrus.FieldLogger) *ShuffleServices {
 	app := shuffleconf.AppID(secret)
+	ctx, cancel := context.WithCancel(context.Background())
 	return &ShuffleServices{app: app, token: shuffleconf.Token(secret, app), every: every, who: who, log: log,
-		clients: map[string]*http.Client{}}
+		clients: map[string]*http.Client{}, probeCtx: ctx, stopProbes: cancel}
 }
 
 // Add registers newly named services with a first heartbeat.
@@ -97,14 +108,47 @@ func (s *ShuffleServices) Tick(now time.Time) {
 			return
 		}
 	}
+	s.last = now
+	s.probe()
 	live := s.reachable()
 	if len(live) == 0 {
 		return
 	}
-	s.last = now
 	s.done = make(chan struct{})
 	round, done := s.heartbeat(live), s.done
 	go func() { round.Wait(); close(done) }()
+}
+
+// probe sends a heartbeat to each unreachable service without one in
+// flight; it is not part of the round (a service that does not answer
+// never delays the others' heartbeats) and logs nothing when it fails.
+func (s *ShuffleServices) probe() {
+	s.mu.Lock()
+	var down []*serviceState
+	for _, st := range s.known {
+		if st.unreachable && !st.probing {
+			st.probing = true
+			down = append(down, st)
+		}
+	}
+	s.mu.Unlock()
+	for _, st := range down {
+		s.sendThen(s.probeCtx, st.svc, http.MethodPost, "/heartbeat", nil, func(err error) { s.probed(st, err) })
+	}
+}
+
+// probed records a probe's outcome: an unreachable service that answers
+// is reachable again.
+func (s *ShuffleServices) probed(st *serviceState, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.probing = false
+	if err != nil || !st.unreachable {
+		return
+	}
+	st.unreachable, st.failures = false, 0
+	s.log.Infof("%s: shuffle service %s answers again (restarted, and an executor registered the application with it): heartbeating it again",
+		s.who, st.svc.BaseURL)
 }
 
 // Release deletes the released shuffles' files on every reachable
@@ -137,6 +181,7 @@ func ReleasePath(r backend.ShuffleRelease) string {
 // Goodbye tells every reachable service the application ended (DELETE:
 // its files go), after the requests in flight.
 func (s *ShuffleServices) Goodbye(ctx context.Context) {
+	s.stopProbes()
 	s.wg.Wait()
 	live := s.reachable()
 	var round sync.WaitGroup

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,116 @@ func TestReleasePath(t *testing.T) {
 		if got := ReleasePath(c.r); got != c.want {
 			t.Errorf("ReleasePath(%+v) = %q, want %q", c.r, got, c.want)
 		}
+	}
+}
+
+// A service reported unreachable is still probed, silently, on each
+// round's tick; when a new service at the same address (a fixed port,
+// without TLS) answers — once an executor registered the application with
+// it again — it is reported reachable once, at Info, and heartbeated,
+// released to and told goodbye as before. While it is down, or up but
+// without the application, the probes fail without a word.
+func TestShuffleServicesProbeAnUnreachableServiceUntilItAnswersAgain(t *testing.T) {
+	const secret = "the application's secret"
+	app := shuffleconf.AppID(secret)
+	dir := t.TempDir()
+	logNull, _ := logtest.NewNullLogger()
+	first, err := shuffleservice.Start(shuffleservice.Config{Dir: dir, SweepEvery: -1, Log: logNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if err := shuffleservice.Register(dir, app, shuffleconf.Token(secret, app)); err != nil {
+		t.Fatal(err)
+	}
+	svc := asShuffleService(first)
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	s := NewShuffleServices(secret, time.Second, "test", log)
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	tick := func(n int) { // the round and the probes ended
+		s.Tick(t0.Add(time.Duration(n) * time.Second))
+		s.wg.Wait()
+		if s.done != nil {
+			<-s.done
+		}
+	}
+	naming := func(level logrus.Level, text string) int {
+		n := 0
+		for _, e := range hook.AllEntries() {
+			if e.Level == level && strings.Contains(e.Message, svc.BaseURL) && strings.Contains(e.Message, text) {
+				n++
+			}
+		}
+		return n
+	}
+	s.Add([]backend.ShuffleService{svc})
+	s.wg.Wait()
+
+	// it dies with its files: three heartbeats fail, it is unreachable
+	first.Close()
+	if err := os.RemoveAll(shuffleservice.AppsDir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= UnreachableAfter; i++ {
+		tick(i)
+	}
+	if naming(logrus.ErrorLevel, "is unreachable") != 1 {
+		t.Fatalf("the dead service is not reported unreachable once: %v", hook.AllEntries())
+	}
+	before := len(hook.AllEntries())
+	tick(4) // probed while down: silent
+
+	_, port, _ := strings.Cut(strings.TrimPrefix(svc.BaseURL, "http://"), ":")
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	second, err := shuffleservice.Start(shuffleservice.Config{Dir: dir, Port: p, SweepEvery: -1, Clock: clk, Log: logNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if got := asShuffleService(second); got != svc {
+		t.Fatalf("the new service is %v; want the same address as the dead one %v", got, svc)
+	}
+	tick(5) // up, but the application is not registered there: still unreachable, silent
+	if _, heard := second.LastHeard(app); heard {
+		t.Fatal("the new service heard from the application before it was registered there")
+	}
+	if after := hook.AllEntries()[before:]; len(after) != 0 {
+		t.Fatalf("failed probes were logged: %v", after)
+	}
+
+	if err := shuffleservice.Register(dir, app, shuffleconf.Token(secret, app)); err != nil { // an executor re-registers
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(shuffleservice.StoreRoot(dir, app, "exec-1"), "shuffle_5"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tick(6)
+	if n := naming(logrus.InfoLevel, "answers again"); n != 1 {
+		t.Fatalf("the restarted service reported reachable %d times; want once", n)
+	}
+	if heard, ok := second.LastHeard(app); !ok || !heard.Equal(clk.Now()) {
+		t.Fatalf("the restarted service last heard of the application at %v, %v; want the probe's heartbeat", heard, ok)
+	}
+	clk.Advance(time.Minute)
+	tick(7) // a heartbeat round, as for any reachable service
+	if heard, _ := second.LastHeard(app); !heard.Equal(clk.Now()) {
+		t.Fatalf("the restarted service last heard of the application at %v; want the round's heartbeat at %v", heard, clk.Now())
+	}
+	s.Release([]backend.ShuffleRelease{{ShuffleID: 5}})
+	s.wg.Wait()
+	if _, err := os.Stat(filepath.Join(shuffleservice.StoreRoot(dir, app, "exec-1"), "shuffle_5")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("released shuffle 5 on the restarted service: %v; want it deleted", err)
+	}
+	s.Goodbye(context.Background())
+	if _, err := os.Stat(shuffleservice.AppDir(dir, app)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the application's files on the restarted service after the goodbye: %v", err)
+	}
+	if n := naming(logrus.ErrorLevel, "is unreachable"); n != 1 {
+		t.Errorf("%d unreachable reports; want the one before the restart", n)
 	}
 }

@@ -21,6 +21,10 @@
 // from the service whether or not the executor still lives. An executor
 // does not delete that store when it ends.
 //
+// A service that restarts writes a new InfoFile; live executors notice it
+// and register with the new service before they report another output
+// (package shuffleenv), so their new outputs name it.
+//
 // # Protocol and security
 //
 // Blocks are served with package shuffleserver's protocol — the same

@@ -64,6 +64,7 @@ type node struct {
 	port    string // its HTTP port published on 127.0.0.1, if any
 	hostURL string // http://127.0.0.1:port of its published HTTP port, if any
 	agent   bool
+	workDir string // an agent's work dir in its container
 }
 
 // newCluster starts a master and n agents on a new network and waits until
@@ -79,6 +80,19 @@ func newCluster(t *testing.T, agents int) *cluster {
 // flags (masterFlags).
 func newClusterWith(t *testing.T, agents int, masterExtra ...string) *cluster {
 	t.Helper()
+	c := newNetwork(t)
+	c.master = c.start("master", masterPort, append(slices.Clone(masterFlags), masterExtra...)...)
+	for i := 1; i <= agents; i++ {
+		c.startAgent(fmt.Sprintf("agent%d", i), agentWorkDir, nil, "--resources", agentResources)
+	}
+	c.waitAgents(agents)
+	return c
+}
+
+// newNetwork is a cluster with no host yet: its network, removed (with
+// every container on it) when the test ends.
+func newNetwork(t *testing.T) *cluster {
+	t.Helper()
 	pool, image := setup(t)
 	c := &cluster{t: t, pool: pool, image: image,
 		http: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
@@ -91,16 +105,19 @@ func newClusterWith(t *testing.T, agents int, masterExtra ...string) *cluster {
 	}
 	c.net = nw
 	t.Cleanup(c.cleanup)
-	c.master = c.start("master", masterPort, append(slices.Clone(masterFlags), masterExtra...)...)
-	for i := 1; i <= agents; i++ {
-		name := fmt.Sprintf("agent%d", i)
-		a := c.start(name, agentPort, "mesos", "agent", "--master", "master:"+masterPort,
-			"--listen", "0.0.0.0:"+agentPort, "--hostname", name, "--resources", agentResources, "--work-dir", agentWorkDir)
-		a.agent = true
-		c.agents = append(c.agents, a)
-	}
-	c.waitAgents(agents)
 	return c
+}
+
+// startAgent starts agent name (its host name and alias) with work dir
+// workDir, binds mounted into its container, then extra flags.
+func (c *cluster) startAgent(name, workDir string, binds []string, extra ...string) *node {
+	c.t.Helper()
+	args := append([]string{"mesos", "agent", "--master", "master:" + masterPort,
+		"--listen", "0.0.0.0:" + agentPort, "--hostname", name, "--work-dir", workDir}, extra...)
+	a := c.run(name, agentPort, nil, binds, args...)
+	a.agent, a.workDir = true, workDir
+	c.agents = append(c.agents, a)
+	return a
 }
 
 func sanitize(s string) string {
@@ -119,9 +136,15 @@ func (c *cluster) start(name, port string, args ...string) *node {
 // entrypoint (nil: the image's, /flint).
 func (c *cluster) startProgram(name, port string, entrypoint []string, args ...string) *node {
 	c.t.Helper()
+	return c.run(name, port, entrypoint, nil, args...)
+}
+
+// run is startProgram with binds (host:container paths) mounted.
+func (c *cluster) run(name, port string, entrypoint, binds []string, args ...string) *node {
+	c.t.Helper()
 	n := &node{name: name, port: port, cname: fmt.Sprintf("flint-e2e-%s-%s-%s", runID, sanitize(c.t.Name()), name)}
 	cfg := &dc.Config{Hostname: name, Image: c.image, Entrypoint: entrypoint, Cmd: args, Labels: map[string]string{"flint-e2e": runID}}
-	hc := &dc.HostConfig{}
+	hc := &dc.HostConfig{Binds: binds}
 	if port != "" {
 		p := dc.Port(port + "/tcp")
 		cfg.ExposedPorts = map[dc.Port]struct{}{p: {}}
@@ -234,6 +257,7 @@ func (c *cluster) cleanup() {
 			c.t.Logf("remove container %s: %v", n.cname, err)
 		}
 	}
+	c.removeOthers()
 	if err := c.pool.RemoveNetwork(c.net); err != nil {
 		c.t.Logf("remove network %s: %v", c.net.Network.Name, err)
 	}
@@ -249,7 +273,7 @@ func (c *cluster) dump() {
 			c.t.Logf("===== %s stdout =====\n%s", n.name, out)
 		}
 		if n.agent {
-			c.t.Logf("===== %s executor sandboxes (%s) =====\n%s", n.name, agentWorkDir, c.sandboxLogs(n))
+			c.t.Logf("===== %s executor sandboxes (%s) =====\n%s", n.name, n.workDir, c.sandboxLogs(n))
 		}
 	}
 	if st, err := c.rawGet(c.master.hostURL + "/state"); err == nil {
@@ -276,10 +300,10 @@ func (c *cluster) sandboxLogs(n *node) string {
 	var buf bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := c.pool.Client.DownloadFromContainer(n.id, dc.DownloadFromContainerOptions{Path: agentWorkDir + "/slaves",
+	err := c.pool.Client.DownloadFromContainer(n.id, dc.DownloadFromContainerOptions{Path: n.workDir + "/slaves",
 		OutputStream: &buf, Context: ctx})
 	if err != nil {
-		return fmt.Sprintf("(cannot copy %s/slaves: %v)", agentWorkDir, err)
+		return fmt.Sprintf("(cannot copy %s/slaves: %v)", n.workDir, err)
 	}
 	var out strings.Builder
 	tr := tar.NewReader(&buf)
@@ -521,5 +545,22 @@ func (d *driver) failIfExited() {
 	info, err := d.c.pool.Client.InspectContainer(d.n.id)
 	if err == nil && !info.State.Running && !info.State.FinishedAt.IsZero() {
 		d.c.t.Fatalf("%s exited early, with status %d", d.n.name, info.State.ExitCode)
+	}
+}
+
+// removeOthers removes the containers left on the cluster network that
+// the test did not start itself: executors the agents started as sibling
+// containers (the Docker containerizer) outlive a removed agent.
+func (c *cluster) removeOthers() {
+	left, err := c.pool.Client.ListContainers(dc.ListContainersOptions{All: true,
+		Filters: map[string][]string{"network": {c.net.Network.Name}}})
+	if err != nil {
+		c.t.Logf("list containers on %s: %v", c.net.Network.Name, err)
+		return
+	}
+	for _, ctr := range left {
+		if err := c.pool.Client.RemoveContainer(dc.RemoveContainerOptions{ID: ctr.ID, Force: true, RemoveVolumes: true}); err != nil {
+			c.t.Logf("remove container %v: %v", ctr.Names, err)
+		}
 	}
 }

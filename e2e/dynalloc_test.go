@@ -25,8 +25,10 @@ type burstReport struct {
 		Value int64
 	}
 	AddedFirst, AddedSecond []string
+	Hosts                   map[string]string
 	Removed                 map[string]string
 	MapTasks                int
+	MapExecutors            []string
 	Failures                []string
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -45,6 +46,11 @@ var env struct {
 	// binDir holds flint, the static binary built into the image: the
 	// dispatcher suite's host-side `flint submit` runs (and uploads) it.
 	binDir string
+	// execOnce builds execImage (executorImage), the image without its
+	// ENTRYPOINT, on first use.
+	execOnce  sync.Once
+	execErr   error
+	execImage string
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(runThenTeardown{m}) }
@@ -195,10 +201,59 @@ func teardown() {
 	if env.pool == nil {
 		return
 	}
+	if env.execImage != "" { // before its parent
+		if err := env.pool.Client.RemoveImageExtended(env.execImage, dc.RemoveImageOptions{Force: true}); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: removing image %s: %v\n", env.execImage, err)
+		}
+	}
 	if env.built {
 		if err := env.pool.Client.RemoveImageExtended(env.image, dc.RemoveImageOptions{Force: true}); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: removing image %s: %v\n", env.image, err)
 		}
 	}
 	env.pool.Client.HTTPClient.CloseIdleConnections()
+}
+
+// executorImage is the suite's image without its ENTRYPOINT, for
+// executors under the Docker containerizer: Mesos runs `docker run IMAGE
+// COMMAND ARGS…`, so an ENTRYPOINT would get the executor's command as
+// its arguments (see flint.mesos.executor.docker.image). It is built
+// once, FROM the suite's image (local: nothing is pulled), and removed
+// when the test binary ends.
+func executorImage(t *testing.T) string {
+	t.Helper()
+	setup(t)
+	env.execOnce.Do(func() { env.execErr = buildExecutorImage() })
+	if env.execErr != nil {
+		t.Fatalf("e2e setup: %v", env.execErr)
+	}
+	return env.execImage
+}
+
+func buildExecutorImage() error {
+	var ctxTar bytes.Buffer
+	tw := tar.NewWriter(&ctxTar)
+	dockerfile := []byte("FROM " + env.image + "\nENTRYPOINT []\n")
+	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(dockerfile); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	image := "flint-e2e-exec:" + runID
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := env.pool.Client.BuildImage(dc.BuildImageOptions{
+		Name: image, InputStream: &ctxTar, OutputStream: &out, RmTmpContainer: true, ForceRmTmpContainer: true,
+		Labels: map[string]string{"flint-e2e": runID}, Context: ctx,
+	})
+	if err != nil {
+		return fmt.Errorf("docker build of %s (FROM %s, no ENTRYPOINT): %w\n%s", image, env.image, err, out.String())
+	}
+	env.execImage = image
+	return nil
 }

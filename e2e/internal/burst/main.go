@@ -7,9 +7,11 @@
 // Its map tasks hold until the driver opens a gate (an HTTP URL on the
 // driver the tasks poll), which it does once --executors executors have
 // registered: the first burst ramps up to that many before any map task
-// ends. Between the actions it waits for the release events (the
-// application's executorIdleTimeout, short and real here, is what it
-// waits on). It prints one JSON object (report) on stdout.
+// ends, so the map outputs are spread over them. Between the actions it
+// waits for the release events (the application's executorIdleTimeout,
+// short and real here, is what it waits on) unless --wait-release=false
+// (without dynamic allocation: the second action then reads the live
+// executors' outputs). It prints one JSON object (report) on stdout.
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,14 +45,17 @@ type In struct {
 type Out struct{ First, Second []dataset.KV[int, int64] }
 
 // Report is what the driver prints: the collected sums, the executors
-// added per burst, why each was removed, how many tasks of the map stage
-// ended and every failed task or stage.
+// added per burst, each executor's host, why each was removed, how many
+// tasks of the map stage ended and on which executors they finished, and
+// every failed task or stage.
 type Report struct {
 	First, Second []dataset.KV[int, int64]
 	AddedFirst    []string
 	AddedSecond   []string
+	Hosts         map[string]string // executor → host
 	Removed       map[string]string
 	MapTasks      int
+	MapExecutors  []string // distinct, in the order their first map task finished
 	Failures      []string
 }
 
@@ -109,8 +115,10 @@ type watch struct {
 	mu       sync.Mutex
 	mapStage int
 	added    []string
+	hosts    map[string]string
 	removed  map[string]string
 	mapTasks int
+	mapExecs []string
 	failures []string
 	changed  chan struct{} // signalled on every executor event
 }
@@ -121,6 +129,7 @@ func (w *watch) OnEvent(e event.Event) {
 	switch e := e.(type) {
 	case event.ExecutorAdded:
 		w.added = append(w.added, e.ExecutorID)
+		w.hosts[e.ExecutorID] = e.Host
 		w.signal()
 	case event.ExecutorRemoved:
 		w.removed[e.ExecutorID] = e.Reason
@@ -132,6 +141,9 @@ func (w *watch) OnEvent(e event.Event) {
 	case event.TaskEnd:
 		if e.StageID == w.mapStage {
 			w.mapTasks++
+			if e.State == "FINISHED" && !slices.Contains(w.mapExecs, e.ExecutorID) {
+				w.mapExecs = append(w.mapExecs, e.ExecutorID)
+			}
 		}
 		if e.State != "FINISHED" {
 			w.failures = append(w.failures, fmt.Sprintf("task %d of stage %d on %s %s: %s", e.Index, e.StageID, e.ExecutorID, e.State, e.Reason))
@@ -188,6 +200,7 @@ func run(ctx context.Context, fc *framework.Context, args []string) error {
 	executors := fs.Int("executors", 2, "executors the first burst ramps up to before its map tasks proceed")
 	host := fs.String("gate-host", "", "the driver's address executors reach its gate at")
 	n := fs.Int("n", 20000, "records")
+	waitRelease := fs.Bool("wait-release", true, "between the actions, wait until dynamic allocation has released every executor")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -203,7 +216,7 @@ func run(ctx context.Context, fc *framework.Context, args []string) error {
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Close()
 
-	w := &watch{mapStage: -1, removed: map[string]string{}, changed: make(chan struct{}, 1)}
+	w := &watch{mapStage: -1, hosts: map[string]string{}, removed: map[string]string{}, changed: make(chan struct{}, 1)}
 	fc.AddListener(w)
 	go func() {
 		err := w.await(ctx, 2*time.Minute, "the first burst's executors", func() bool { return len(w.added) >= *executors })
@@ -216,6 +229,9 @@ func run(ctx context.Context, fc *framework.Context, args []string) error {
 		w.mu.Lock()
 		first = len(w.added)
 		w.mu.Unlock()
+		if !*waitRelease {
+			return nil
+		}
 		return w.await(ctx, 2*time.Minute, "every executor released", func() bool { return len(w.removed) == len(w.added) })
 	}
 	between.Store(&wait)
@@ -226,6 +242,6 @@ func run(ctx context.Context, fc *framework.Context, args []string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return json.NewEncoder(os.Stdout).Encode(Report{First: out.First, Second: out.Second,
-		AddedFirst: w.added[:first], AddedSecond: w.added[first:], Removed: w.removed,
-		MapTasks: w.mapTasks, Failures: w.failures})
+		AddedFirst: w.added[:first], AddedSecond: w.added[first:], Hosts: w.hosts, Removed: w.removed,
+		MapTasks: w.mapTasks, MapExecutors: w.mapExecs, Failures: w.failures})
 }

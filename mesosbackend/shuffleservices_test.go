@@ -54,7 +54,7 @@ func asShuffleService(svc *shuffleservice.Service) backend.ShuffleService {
 // there and nothing else, and says goodbye at the end (the application's
 // files go). A service that stopped answering is reported unreachable,
 // once, after UnreachableAfter heartbeats in a row failed, and is then
-// left alone: no more heartbeats, releases or goodbye.
+// sent no release nor goodbye; its silent probes log nothing.
 func TestShuffleServicesHeartbeatReleaseGoodbyeAndUnreachable(t *testing.T) {
 	const secret = "the application's secret"
 	app := shuffleconf.AppID(secret)

@@ -51,7 +51,7 @@ func quiet() logrus.FieldLogger {
 	return l
 }
 
-func start(t *testing.T, id, host string, dir string, serve bool) *shuffleenv.Env {
+func start(t testing.TB, id, host string, dir string, serve bool) *shuffleenv.Env {
 	t.Helper()
 	e, err := shuffleenv.Start(shuffleenv.Settings{AppID: app, ExecutorID: id, Host: host, Token: token, TLS: true, LocalDir: dir,
 		Memory: 4 << 20, Compression: shuffleblock.S2, MaxRetries: 1, RetryWait: time.Millisecond, Timeout: 10 * time.Second}, serve, quiet())

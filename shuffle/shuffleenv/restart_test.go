@@ -96,7 +96,7 @@ func TestExecutorReRegistersWithARestartedService(t *testing.T) {
 	}
 }
 
-func startService(t *testing.T, dir string) *shuffleservice.Service {
+func startService(t testing.TB, dir string) *shuffleservice.Service {
 	t.Helper()
 	svc, err := shuffleservice.Start(shuffleservice.Config{Dir: dir, Host: "127.0.0.1", TLS: true, SweepEvery: -1, Log: quiet()})
 	if err != nil {

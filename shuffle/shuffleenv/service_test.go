@@ -14,7 +14,7 @@ import (
 	"github.com/flint-mesos/flint/shuffle/shuffleservice"
 )
 
-func startWithService(t *testing.T, id, host, serviceDir string) (*shuffleenv.Env, error) {
+func startWithService(t testing.TB, id, host, serviceDir string) (*shuffleenv.Env, error) {
 	t.Helper()
 	return shuffleenv.Start(shuffleenv.Settings{AppID: app, ExecutorID: id, Host: host, Token: token, TLS: true, LocalDir: t.TempDir(),
 		Memory: 4 << 20, Compression: shuffleblock.S2, MaxRetries: 1, RetryWait: time.Millisecond, Timeout: 10 * time.Second,

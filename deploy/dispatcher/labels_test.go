@@ -113,3 +113,21 @@ func startDispatcher(t *testing.T, master string) *Dispatcher {
 	t.Cleanup(func() { _ = d.Stop(context.Background()) })
 	return d
 }
+
+// Over the REST API a malformed flint.mesos.driver.labels is a 400
+// ErrorResponse whose one message names the key and the entry, and
+// nothing is queued.
+func TestRESTRefusesMalformedDriverLabels(t *testing.T) {
+	d, srv, _ := newUnstarted(t)
+	body := `{"action":"CreateSubmissionRequest","appResource":"http://files.invalid/prog",` +
+		`"flintProperties":{"flint.mesos.driver.labels":"team:data,rack"},"clientFlintVersion":"dev"}`
+	code, m, _ := call(t, "POST", srv.URL+"/v1/submissions/create", testToken, []byte(body))
+	msg, _ := m["message"].(string)
+	want := `flint.mesos.driver.labels="team:data,rack": label "rack" is not key:value`
+	if code != 400 || m["action"] != "ErrorResponse" || !strings.Contains(msg, want) || strings.Count(msg, "flint.mesos.driver.labels") != 1 {
+		t.Fatalf("create: %d %v; want 400 with one error containing %q", code, m, want)
+	}
+	if n := len(d.List()); n != 0 {
+		t.Fatalf("%d submissions queued after a refused one", n)
+	}
+}

@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -65,6 +68,9 @@ type node struct {
 	hostURL string // http://127.0.0.1:port of its published HTTP port, if any
 	agent   bool
 	workDir string // an agent's work dir in its container
+	// shuffleDir is, on a Docker cluster's agent, a host directory at the
+	// same path in its container for its shuffle service.
+	shuffleDir string
 }
 
 // newCluster starts a master and n agents on a new network and waits until
@@ -241,9 +247,19 @@ func (c *cluster) processes(n *node) ([]string, error) {
 	return cmds, nil
 }
 
-// onlyAgent reports whether cmds (processes) are the agent alone.
+// onlyAgent reports whether cmds (processes) are the agent alone, beside
+// the shuffle service an operator may run there (not an executor).
 func onlyAgent(cmds []string) bool {
-	return len(cmds) == 1 && strings.HasPrefix(cmds[0], "/flint mesos agent")
+	agents := 0
+	for _, cmd := range cmds {
+		switch {
+		case strings.HasPrefix(cmd, "/flint mesos agent"):
+			agents++
+		case !strings.HasPrefix(cmd, "/flint shuffle-service"):
+			return false
+		}
+	}
+	return agents == 1
 }
 
 // cleanup dumps the logs of a failed test, then removes the containers and
@@ -297,6 +313,9 @@ func (c *cluster) logs(n *node) (stdout, stderr string) {
 // sandboxLogs is the tail of every stdout and stderr file under the agent's
 // work dir (executor and task sandboxes).
 func (c *cluster) sandboxLogs(n *node) string {
+	if n.shuffleDir != "" { // a Docker cluster's agent: its work dir is on the host
+		return hostSandboxLogs(n.workDir)
+	}
 	var buf bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -563,4 +582,27 @@ func (c *cluster) removeOthers() {
 			c.t.Logf("remove container %v: %v", ctr.Names, err)
 		}
 	}
+}
+
+// hostSandboxLogs is sandboxLogs of a work dir on the host.
+func hostSandboxLogs(workDir string) string {
+	var out strings.Builder
+	err := filepath.WalkDir(filepath.Join(workDir, "slaves"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (d.Name() != "stdout" && d.Name() != "stderr") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if len(b) > 8<<10 {
+			b = append([]byte("…"), b[len(b)-8<<10:]...)
+		}
+		fmt.Fprintf(&out, "--- %s ---\n%s\n", p, b)
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(&out, "(reading %s/slaves: %v)\n", workDir, err)
+	}
+	return out.String()
 }

@@ -28,9 +28,8 @@ const siblingPorts = 31700
 // ports [siblingPorts+10(i-1), +9], and its work dir is a directory of
 // the Docker host mounted at the same path in its container — the
 // sandboxes the agent creates there are the host paths the Docker daemon
-// bind-mounts into the executors' containers (as Mesos documents for an
-// agent in a container, whose work dir must be the same path on the
-// host).
+// bind-mounts into the executors' containers. So is a directory for its
+// shuffle service (node.shuffleDir), which executors mount as a volume.
 func newDockerCluster(t *testing.T, agents int) *cluster {
 	t.Helper()
 	c := newNetwork(t)
@@ -39,13 +38,16 @@ func newDockerCluster(t *testing.T, agents int) *cluster {
 	c.master = c.start("master", masterPort, masterFlags...)
 	for i := 1; i <= agents; i++ {
 		name := fmt.Sprintf("agent%d", i)
-		dir := filepath.Join(tmp, name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
+		dir, svc := filepath.Join(tmp, name), filepath.Join(tmp, name+"-shuffle")
+		for _, d := range []string{dir, svc} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
 		}
 		lo := siblingPorts + 10*(i-1)
-		c.startAgent(name, dir, []string{sock + ":/var/run/docker.sock", dir + ":" + dir},
+		a := c.startAgent(name, dir, []string{sock + ":/var/run/docker.sock", dir + ":" + dir, svc + ":" + svc},
 			"--containerizers", "docker,mesos", "--resources", fmt.Sprintf("%s;ports:[%d-%d]", agentResources, lo, lo+9))
+		a.shuffleDir = svc
 	}
 	c.waitAgents(agents)
 	return c
@@ -262,4 +264,60 @@ func TestFineExecutorsInSiblingContainers(t *testing.T) {
 	for _, a := range c.agents {
 		c.waitNoExecutors(a)
 	}
+}
+
+// TestDynamicAllocationInSiblingContainers is dynamic allocation with
+// executors in sibling containers: one agent of the Docker cluster, its
+// `flint shuffle-service` beside it (in its container) keeping the
+// executors' files in a host directory mounted at the same path in the
+// agent's container and, as a volume
+// (flint.mesos.executor.docker.volumes), in every executor's. The burst
+// driver (maxExecutors 2 of 1 core, executorIdleTimeout 2s) ramps up to
+// 2 executors before its map tasks proceed, waits until both were
+// released for idleness, then reads the same shuffle again on new
+// executors from the service. Both actions' sums equal plain Go's, the
+// map stage ran its 8 tasks once, nothing failed.
+func TestDynamicAllocationInSiblingContainers(t *testing.T) {
+	c := newDockerCluster(t, 1)
+	a := c.agents[0]
+	c.startShuffleService(a, a.shuffleDir)
+	image := executorImage(t)
+	d := &driver{c: c, n: c.startProgram("driver", "", []string{"/burst"},
+		"--master", "mesos://master:"+masterPort, "--log-level", "debug",
+		"--conf", "flint.executor.cores=1", "--conf", "flint.executor.memory=256m",
+		"--conf", "flint.mesos.executor.docker.image="+image, "--conf", "flint.mesos.executor.home=/",
+		"--conf", "flint.mesos.network.name="+c.net.Network.Name,
+		"--conf", "flint.mesos.executor.docker.parameters=label=flint-e2e="+runID,
+		"--conf", "flint.mesos.executor.docker.volumes="+a.shuffleDir+":"+a.shuffleDir,
+		"--conf", "flint.shuffle.service.enabled=true", "--conf", "flint.shuffle.service.dir="+a.shuffleDir,
+		"--conf", "flint.dynamicAllocation.enabled=true", "--conf", "flint.dynamicAllocation.maxExecutors=2",
+		"--conf", "flint.dynamicAllocation.executorIdleTimeout=2s",
+		"--", "--executors", "2", "--gate-host", "driver", "--n", "20000")}
+	code, stdout, stderr := d.wait(driverTimeout)
+	if code != 0 {
+		t.Fatalf("the driver exited with status %d, want 0; stdout:\n%s", code, stdout)
+	}
+	var r burstReport
+	if err := json.Unmarshal([]byte(lastLine(stdout)), &r); err != nil {
+		t.Fatalf("the driver's report: %v\nstdout:\n%s", err, stdout)
+	}
+	checkSums(t, r, 20000)
+	if len(r.AddedFirst) != 2 {
+		t.Errorf("the first action ran on executors %v, want 2 (maxExecutors)", r.AddedFirst)
+	}
+	for _, id := range r.AddedFirst {
+		if why := r.Removed[id]; why != "released by dynamic allocation: idle past executorIdleTimeout" {
+			t.Errorf("executor %s removed for %q, want its release after executorIdleTimeout", id, why)
+		}
+	}
+	if len(r.AddedSecond) == 0 {
+		t.Errorf("no executor launched for the second action")
+	}
+	if r.MapTasks != 8 || len(r.Failures) > 0 || strings.Contains(stderr, "FetchFailed") {
+		t.Errorf("the map stage ended %d tasks (want its 8, once); failures:\n%s", r.MapTasks, strings.Join(r.Failures, "\n"))
+	}
+	if n := c.checkSiblingAddresses(); n[a.name] != len(r.AddedFirst)+len(r.AddedSecond) {
+		t.Errorf("%d executor sandboxes on %s, want one per executor (%d)", n[a.name], a.name, len(r.AddedFirst)+len(r.AddedSecond))
+	}
+	c.waitNoExecutors(a)
 }

@@ -51,7 +51,7 @@ type burstReport struct {
 func TestDynamicAllocationAcrossHosts(t *testing.T) {
 	c := newCluster(t, 2)
 	for _, a := range c.agents {
-		c.startShuffleService(a)
+		c.startShuffleService(a, shuffleServiceDir)
 	}
 	d := &driver{c: c, n: c.startProgram("driver", "", []string{"/burst"},
 		"--master", "mesos://master:"+masterPort, "--log-level", "debug",
@@ -119,13 +119,13 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// startShuffleService runs `flint shuffle-service` in agent a's container
-// (docker exec, detached), reached at a's host name, and waits until it
-// has written its service file (executors find it there).
-func (c *cluster) startShuffleService(a *node) {
+// startShuffleService runs `flint shuffle-service --dir dir` in agent a's
+// container (docker exec, detached), reached at a's host name, and waits
+// until it has written its service file (executors find it there).
+func (c *cluster) startShuffleService(a *node, dir string) {
 	c.t.Helper()
 	ex, err := c.pool.Client.CreateExec(dc.CreateExecOptions{Container: a.id,
-		Cmd: []string{"/flint", "shuffle-service", "--dir", shuffleServiceDir, "--host", a.name}})
+		Cmd: []string{"/flint", "shuffle-service", "--dir", dir, "--host", a.name}})
 	if err != nil {
 		c.t.Fatalf("docker exec flint shuffle-service in %s: %v", a.name, err)
 	}
@@ -137,7 +137,7 @@ func (c *cluster) startShuffleService(a *node) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err := c.pool.Client.DownloadFromContainer(a.id, dc.DownloadFromContainerOptions{
-			Path: shuffleServiceDir + "/service.json", OutputStream: &buf, Context: ctx})
+			Path: dir + "/service.json", OutputStream: &buf, Context: ctx})
 		if err != nil {
 			ins, ierr := c.pool.Client.InspectExec(ex.ID)
 			if ierr == nil && !ins.Running && ins.ExitCode != 0 {

@@ -101,7 +101,8 @@ func TestDynamicAllocationShuffleServiceRestartRepointsLiveExecutors(t *testing.
 		"flint.dynamicAllocation.enabled=true", "flint.dynamicAllocation.maxExecutors=4",
 		"flint.dynamicAllocation.executorIdleTimeout=1h", "flint.executor.heartbeatInterval=200ms",
 		"flint.files.fetchFailure.unRegisterOutputOnHost=true", "flint.shuffle.io.maxRetries=1", "flint.shuffle.io.retryWait=100ms",
-		"flint.excludeOnFailure.enabled=false", "flint.mesos.executor.maxFailuresPerAgent=1000")
+		"flint.excludeOnFailure.enabled=false", "flint.mesos.executor.maxFailuresPerAgent=1000",
+		"flint.locality.wait=0s") // each stage's tasks take the 4 executors' slots at once, on both hosts
 	if err != nil {
 		t.Fatal(err)
 	}

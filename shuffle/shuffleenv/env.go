@@ -278,7 +278,14 @@ func (e *Env) Read(ctx context.Context, snap *mapoutput.Snapshot, reduce int, or
 // *mapoutput.FetchFailure.
 func (e *Env) ReadBlocks(ctx context.Context, shuffleID, reduce int, groups []mapoutput.FetchGroup, order shuffle.Order, combine shuffle.Combine) (*Reader, error) {
 	if e.svc != nil {
-		e.svc.current() // registered with a restarted service, the store's directory is back
+		// registered with a restarted service; and the store's directory
+		// back even while none runs (a service that died with its files
+		// took it): the spills go there, and a block it lost is then a
+		// fetch failure, not this executor's
+		e.svc.current()
+		if err := os.MkdirAll(e.store.Root(), 0o700); err != nil {
+			return nil, fmt.Errorf("shuffleenv: %w", err)
+		}
 	}
 	spill, err := os.MkdirTemp(e.store.Root(), "reduce-"+strconv.Itoa(shuffleID)+"-"+strconv.Itoa(reduce)+"-")
 	if err != nil {

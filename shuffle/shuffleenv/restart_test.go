@@ -169,3 +169,34 @@ func readCounts(e *shuffleenv.Env, tr *mapoutput.Tracker, shuffleID, p int, got 
 	}
 	return rd.Metrics().RemoteBlocks, nil
 }
+
+// While no service runs after one died with its files, a reduce on the
+// executor that wrote the outputs (a same-host read, from disk) fails to
+// fetch the lost blocks — a fetch failure naming the executor, which makes
+// the driver recompute them — rather than failing the task for its own
+// store's missing directory.
+func TestReadWhileTheServiceIsDownIsAFetchFailure(t *testing.T) {
+	dir := t.TempDir()
+	svc := startService(t, dir)
+	w, err := startWithService(t, "exec-w", "127.0.0.1", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	tr := mapoutput.NewTracker(mapoutput.DefaultConfig())
+	if _, err := writeCounts(t, w, tr, 7, 2); err != nil {
+		t.Fatal(err)
+	}
+	svc.Close()
+	if err := os.RemoveAll(shuffleservice.AppsDir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = readCounts(w, tr, 7, 1, map[string]int64{})
+	var ff *mapoutput.FetchFailure
+	if !errors.As(err, &ff) || ff.ShuffleID != 7 || ff.ReduceIndex != 1 || ff.ExecutorID != "exec-w" {
+		t.Fatalf("reading outputs lost with the service: %v; want a fetch failure of shuffle 7 reduce 1 from exec-w", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(w.Dir(), "reduce-*")); len(left) != 0 {
+		t.Fatalf("reduce spill dirs left: %v", left)
+	}
+}

@@ -81,6 +81,12 @@ func Range(b *Builder, start, end int64, parts int) Dataset[int64] {
 // glob matching nothing is an error; an input with no bytes at all is a warning. A local
 // path an executor cannot open (another host, no shared file system) fails the job at once,
 // naming the path and the host (ErrInputUnreadable).
+//
+// A line is a string over the bytes of the 256 KiB chunk it was read into (one allocation
+// per chunk, none per line), so a line, or a substring of it, kept after its task keeps its
+// whole chunk in memory: persisting a few lines out of many chunks (a sparse Filter, then
+// Persist) holds up to 256 KiB per line kept, which the storage budget does not count. Map
+// such lines through strings.Clone before persisting them.
 func TextFile(b *Builder, paths ...string) Dataset[string] {
 	info := b.newInfo("textFile", typeName[string](), 0, nil, nil)
 	var plan filePlan

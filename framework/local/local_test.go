@@ -162,30 +162,38 @@ func readGC() (percent int, goal int64) {
 }
 
 // The tasks run in this process, so it gets an executor's room for garbage (internal/gcfloor):
-// a heap goal of at least 1/16 of flint.executor.memory while the Context runs, the process's
-// own setting back when it stops.
+// a heap goal of at least 1/16 of flint.executor.memory, at most 256 MiB, while the Context
+// runs, the process's own setting back when it stops.
 func TestTheProcessGetsAnExecutorsGCRoomWhileTheContextRuns(t *testing.T) {
 	t.Setenv("GOGC", "") // restored after the test; unset, the process has not chosen its pacing
 	os.Unsetenv("GOGC")
-	const floor = 128 << 20
-	runtime.GC()
-	base, goal := readGC()
-	if goal >= floor {
-		t.Fatalf("the test process's heap goal is already %d MiB, not below %d MiB", goal>>20, floor>>20)
-	}
-	fc, err := newContext(t, map[string]string{"flint.master": "local[2]", "flint.executor.memory": "2g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, goal := readGC(); goal < floor {
-		fc.Stop(context.Background())
-		t.Fatalf("with a local Context of flint.executor.memory=2g running, the heap goal is %d MiB, want ≥ %d MiB", goal>>20, floor>>20)
-	}
-	if err := fc.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	runtime.GC()
-	if p, goal := readGC(); p != base || goal >= floor {
-		t.Fatalf("after Stop: GC percent %d, heap goal %d MiB; want the base %d and a goal under %d MiB", p, goal>>20, base, floor>>20)
+	for _, c := range []struct {
+		memory      string
+		floor, over int64 // the goal is at least floor, under over
+	}{
+		{"2g", 128 << 20, 256 << 20},
+		{"8g", 256 << 20, 512 << 20}, // 1/16 would be 512 MiB: capped
+	} {
+		runtime.GC()
+		base, goal := readGC()
+		if goal >= c.floor {
+			t.Fatalf("the test process's heap goal is already %d MiB, not below %d MiB", goal>>20, c.floor>>20)
+		}
+		fc, err := newContext(t, map[string]string{"flint.master": "local[2]", "flint.executor.memory": c.memory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, goal := readGC(); goal < c.floor || goal >= c.over {
+			fc.Stop(context.Background())
+			t.Fatalf("with a local Context of flint.executor.memory=%s running, the heap goal is %d MiB, want %d MiB up to under %d",
+				c.memory, goal>>20, c.floor>>20, c.over>>20)
+		}
+		if err := fc.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		if p, goal := readGC(); p != base || goal >= c.floor {
+			t.Fatalf("after Stop: GC percent %d, heap goal %d MiB; want the base %d and a goal under %d MiB", p, goal>>20, base, c.floor>>20)
+		}
 	}
 }

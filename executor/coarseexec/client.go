@@ -341,7 +341,12 @@ func (c *client) releaseShuffle(r *flintpb.ReleaseShuffle) {
 		return
 	}
 	log := c.log.WithField("namespace", r.Namespace).WithField("shuffle", r.ShuffleId).WithField("all", r.All)
-	if err := c.shuffle.ReleaseShuffle(r.Namespace, int(r.ShuffleId), r.All); err != nil {
+	// the application's environment drops the shuffle's map statuses too
+	release := c.shuffle.ReleaseShuffle
+	if c.env != nil {
+		release = c.env.ReleaseShuffle
+	}
+	if err := release(r.Namespace, int(r.ShuffleId), r.All); err != nil {
 		log.WithError(err).Warn("releasing shuffle outputs")
 		return
 	}

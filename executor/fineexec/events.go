@@ -331,13 +331,18 @@ func closeShuffle(sh *shuffleenv.Env) {
 func (e *Executor) message(data []byte) {
 	ns, id, all, ok := contract.ParseShuffleReleaseMessage(data)
 	e.mu.Lock()
-	sh := e.shuffle
+	sh, env := e.shuffle, e.env
 	e.mu.Unlock()
 	if !ok || sh == nil {
 		e.log.Debugf("fine: ignoring a framework message of %d bytes", len(data))
 		return
 	}
-	if err := sh.ReleaseShuffle(ns, id, all); err != nil {
+	// the application's environment drops the shuffle's map statuses too
+	release := sh.ReleaseShuffle
+	if env != nil {
+		release = env.ReleaseShuffle
+	}
+	if err := release(ns, id, all); err != nil {
 		e.log.WithError(err).Warnf("fine: releasing shuffle %d of namespace %q (all: %v)", id, ns, all)
 		return
 	}

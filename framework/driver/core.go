@@ -57,6 +57,12 @@ type driverCore struct {
 	// stage's task set takes the list as it is when the stage is
 	// submitted, and its tasks' descriptions carry it.
 	files []*backend.File
+	// statusFiles publishes map statuses for reducers' executors when the
+	// backend serves files (nil otherwise)
+	statusFiles *statusFiles
+	// snapshots are the shuffles' last map-status snapshots, shared by
+	// the executors asking in process and the files published
+	snapshots snapshotCache
 
 	// Dynamic allocation (allocation.go): nil when disabled.
 	alloc        *allocation.Manager
@@ -147,12 +153,13 @@ func newDriverCore(sched *scheduler.TaskScheduler, log logrus.FieldLogger, liste
 	}
 	return &driverCore{
 		sched: sched, dag: dag, log: log, listening: listening, taskCPUs: sched.Config().TaskCPUs,
-		jobs:    map[string]*jobState{},
-		runs:    map[int64]*jobRun{},
-		running: map[scheduler.TaskID]attempt{},
-		execs:   map[string]*execSlot{},
-		taken:   map[scheduler.TaskID]slotUse{},
-		stages:  map[int]*progress.StageStatus{},
+		jobs:      map[string]*jobState{},
+		runs:      map[int64]*jobRun{},
+		running:   map[scheduler.TaskID]attempt{},
+		execs:     map[string]*execSlot{},
+		taken:     map[scheduler.TaskID]slotUse{},
+		stages:    map[int]*progress.StageStatus{},
+		snapshots: snapshotCache{},
 	}
 }
 
@@ -242,6 +249,9 @@ func (c *driverCore) launched(l *scheduler.Launch, td *backend.TaskDescription, 
 		TaskID: uint64(l.TaskID), Attempt: l.Attempt, Index: l.Index, TaskSetID: l.TaskSetID,
 		JobID: js.id, StageID: js.stage, Function: t.Function, Codec: t.Codec, Input: t.Input,
 		CPUs: cpus, ExecutorID: l.ExecutorID, Speculative: l.Speculative, Files: js.files,
+	}
+	if len(t.files) > 0 {
+		td.Files = append(js.files[:len(js.files):len(js.files)], t.files...)
 	}
 }
 

@@ -3,6 +3,7 @@ package driver
 import (
 	"time"
 
+	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/scheduler"
 )
 
@@ -16,6 +17,7 @@ type Task struct {
 	Codec     string
 	Input     []byte
 	Preferred []Location
+	files     []*backend.File // a stage task's files beyond its stage's (its map statuses)
 }
 
 // Job is a set of tasks run together as one stage. Results come back in the

@@ -167,7 +167,12 @@ func newDriver(core *scheduler.TaskScheduler, now func() time.Time, bus *event.B
 
 // SetBackend sets the backend the loop hands its batches to, before the
 // backend starts (it calls the driver back from then on).
-func (d *Driver) SetBackend(b backend.Backend) { d.backend = b }
+func (d *Driver) SetBackend(b backend.Backend) {
+	d.backend = b
+	if b != nil {
+		d.core.statusFiles = newStatusFiles(b)
+	}
+}
 
 // Progress is a console progress display told when a job ends, so output
 // printed after RunJob never lands on the bar.
@@ -391,6 +396,11 @@ func (d *Driver) stop() {
 	}
 	d.stopFetch()
 	d.fetches.Wait()
+	d.query(func(c *driverCore, _ time.Time) {
+		if c.statusFiles != nil {
+			c.statusFiles.close()
+		}
+	})
 }
 
 func (d *Driver) activeStages() []progress.StageStatus {

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -225,7 +224,9 @@ func (c *driverCore) submitRunSet(run *jobRun, ts *dagscheduler.TaskSet, now tim
 }
 
 // taskInput is the task launch l of a set runs: a Job's task as given,
-// or the encoded stage task with the blocks it reads.
+// or the encoded stage task with the reduce partitions it reads and where
+// its executor finds their shuffles' map statuses (statusRefs; the files
+// to add to the task's come back in Task.files).
 func (c *driverCore) taskInput(js *jobState, l *scheduler.Launch) (Task, error) {
 	ts := js.dagSet
 	t := ts.Task(l.Index)
@@ -242,32 +243,16 @@ func (c *driverCore) taskInput(js *jobState, l *scheduler.Launch) (Task, error) 
 	if t.Kind == dagscheduler.MapTask {
 		st.Kind = stagetask.Map
 	}
-	snaps := map[int]*mapoutput.Snapshot{}
 	for _, rk := range ts.ShuffleReads(l.Index) {
-		r := stagetask.Read{ShuffleID: rk.ShuffleID, Reduce: rk.Reduce}
-		snap, err := snaps[rk.ShuffleID], error(nil)
-		if snap == nil {
-			if snap, err = c.dag.Tracker().Snapshot(rk.ShuffleID); err == nil {
-				snaps[rk.ShuffleID] = snap
-			}
-		}
-		if err == nil {
-			r.Groups, err = snap.Blocks(rk.Reduce, rk.Reduce+1)
-		}
-		var ff *mapoutput.FetchFailure
-		switch {
-		case errors.As(err, &ff):
-			r.Missing = ff
-		case err != nil:
-			r.Missing = &mapoutput.FetchFailure{ShuffleID: rk.ShuffleID, MapIndex: -1, ReduceIndex: rk.Reduce, Message: err.Error()}
-		}
-		st.Reads = append(st.Reads, r)
+		st.Reads = append(st.Reads, stagetask.Read{ShuffleID: rk.ShuffleID, Reduce: rk.Reduce})
 	}
+	var files []*backend.File
+	st.Statuses, files = c.statusRefs(st.Reads)
 	enc, err := stagetask.Encode(&st)
 	if err != nil {
 		return Task{}, err
 	}
-	return Task{Function: enc.Function, Codec: enc.Codec, Input: enc.Input}, nil
+	return Task{Function: enc.Function, Codec: enc.Codec, Input: enc.Input, files: files}, nil
 }
 
 // output decodes what task set ts's task returned: a Job's task's bytes
@@ -398,6 +383,10 @@ func (d *Driver) ReleaseShuffle(shuffleID int) bool {
 	released := false
 	d.query(func(core *driverCore, _ time.Time) {
 		released = core.dag.ReleaseShuffle(shuffleID)
+		delete(core.snapshots, shuffleID)
+		if released && core.statusFiles != nil {
+			core.statusFiles.release(shuffleID)
+		}
 		if released && !core.stopped {
 			// the executors delete the outputs' files
 			core.out.ShuffleReleases = append(core.out.ShuffleReleases, backend.ShuffleRelease{ShuffleID: shuffleID})

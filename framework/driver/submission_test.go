@@ -87,8 +87,15 @@ func TestSubmitRunsAStageJobWithoutWaiting(t *testing.T) {
 	}
 	for _, td := range reduces {
 		st := decodeTask(t, td)
-		if st.Kind != stagetask.Result || len(st.Reads) != 1 || len(st.Reads[0].Groups) != 1 || len(st.Reads[0].Groups[0].Blocks) != 3 {
-			t.Fatalf("reduce task %d reads %+v, want the 3 blocks of its partition", td.TaskID, st.Reads)
+		if st.Kind != stagetask.Result || len(st.Reads) != 1 || st.Reads[0].ShuffleID != 0 || st.Reads[0].Reduce != st.Partition || len(st.Statuses) != 1 {
+			t.Fatalf("reduce task %d reads %+v, want its partition of shuffle 0", td.TaskID, st.Reads)
+		}
+		// its executor cuts the 3 blocks of its partition from the
+		// driver's statuses, at the epoch the task names or later
+		statuses := stagetask.NewMapStatuses(d.StatusSource())
+		statuses.Resolve(context.Background(), &st)
+		if r := st.Reads[0]; r.Missing != nil || len(r.Groups) != 1 || len(r.Groups[0].Blocks) != 3 || r.Groups[0].Location.ExecutorID != "e1" {
+			t.Fatalf("reduce task %d resolves its read to %+v", td.TaskID, r)
 		}
 		d.StatusUpdate(&backend.StatusUpdate{TaskID: td.TaskID, ExecutorID: "e1", State: scheduler.Finished,
 			Result: encodeOutput(t, stagetask.Output{Value: []byte{byte('a' + st.Partition)}})})

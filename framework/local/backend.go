@@ -105,6 +105,10 @@ func New(p backend.Params) (backend.Backend, error) {
 // executor's cores.
 func (b *Backend) Start(_ context.Context, d backend.Driver) error {
 	b.d = d
+	// reducers load map statuses from the driver in this process
+	if src, ok := d.(interface{ StatusSource() stagetask.StatusSource }); ok {
+		b.env.SetStatusSource(src.StatusSource())
+	}
 	d.ExecutorUp(ExecutorID, Host, b.threads)
 	return nil
 }
@@ -130,7 +134,7 @@ func (b *Backend) Apply(batch backend.Batch) {
 	for _, r := range batch.ShuffleReleases {
 		// the in-process executor's shuffle, which stage tasks (and so
 		// dataset runs) write into
-		if err := b.shuffle.ReleaseShuffle(r.Namespace, r.ShuffleID, r.All); err != nil {
+		if err := b.env.ReleaseShuffle(r.Namespace, r.ShuffleID, r.All); err != nil {
 			b.log.WithError(err).Warn("local: releasing shuffle outputs")
 		}
 	}

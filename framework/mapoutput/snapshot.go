@@ -19,8 +19,11 @@ type Snapshot struct {
 	ShuffleID  int
 	Epoch      int64
 	NumReduces int
-	Locations  []Location
-	outputs    []output
+	// Version is the tracker's Version of the shuffle it was taken at (not
+	// encoded: the driver's own).
+	Version   uint64
+	Locations []Location
+	outputs   []output
 }
 
 // Snapshot returns the shuffle's current outputs.
@@ -47,7 +50,7 @@ func (t *Tracker) Snapshot(shuffleID int) (*Snapshot, error) {
 		}
 		outs[m] = output{sizes: o.sizes, taskID: o.taskID, loc: i}
 	}
-	return &Snapshot{ShuffleID: shuffleID, Epoch: t.epoch, NumReduces: s.numReduces, Locations: locs, outputs: outs}, nil
+	return &Snapshot{ShuffleID: shuffleID, Epoch: t.epoch, NumReduces: s.numReduces, Version: s.version, Locations: locs, outputs: outs}, nil
 }
 
 // NumMaps is the number of map outputs of the shuffle.

@@ -35,6 +35,7 @@ func DefaultConfig() Config {
 type Tracker struct {
 	cfg      Config
 	epoch    int64
+	changes  uint64 // every change of any shuffle's outputs (Version)
 	shuffles map[int]*shuffleState
 	// locations are interned: a map output stores an index, so the tracker
 	// keeps one copy of each executor's strings.
@@ -50,6 +51,7 @@ type Tracker struct {
 type shuffleState struct {
 	numMaps, numReduces int
 	available           int
+	version             uint64   // counts changes of its outputs (Version)
 	outputs             []output // by map index
 	// slab is where the encoded sizes of this shuffle's next outputs are
 	// carved from. A slab's memory lives while any output (or snapshot) in
@@ -214,6 +216,8 @@ func (t *Tracker) RegisterMapOutput(st Status) error {
 	if o.loc < 0 {
 		s.available++
 	}
+	t.changes++
+	s.version = t.changes
 	*o = output{sizes: encodeSizes(st.Sizes, &t.cfg, &s.slab), taskID: st.TaskID, loc: t.intern(st.Location)}
 	return nil
 }
@@ -267,6 +271,8 @@ func (t *Tracker) UnregisterMapOutput(shuffleID, mapIndex int, loc Location) boo
 	}
 	*o = output{loc: -1}
 	s.available--
+	t.changes++
+	s.version = t.changes
 	t.epoch++
 	return true
 }
@@ -324,6 +330,8 @@ func (t *Tracker) removeWhere(match func(*Location) bool) []Lost {
 			if o := &s.outputs[m]; o.loc >= 0 && hit[o.loc] {
 				*o = output{loc: -1}
 				s.available--
+				t.changes++
+				s.version = t.changes
 				lost = append(lost, Lost{ShuffleID: id, MapIndex: m})
 			}
 		}
@@ -332,6 +340,18 @@ func (t *Tracker) removeWhere(match func(*Location) bool) []Lost {
 		t.epoch++
 	}
 	return lost
+}
+
+// Version identifies the state of a shuffle's outputs: it moves whenever
+// one is registered, replaced or dropped, and never repeats (a shuffle
+// released and registered again does not return to an earlier version),
+// so two Snapshots taken at one version are the same. Unknown shuffles
+// and shuffles with no output registered yet are at version 0.
+func (t *Tracker) Version(shuffleID int) uint64 {
+	if s := t.shuffles[shuffleID]; s != nil {
+		return s.version
+	}
+	return 0
 }
 
 // IsAvailable reports whether every map output of the shuffle is registered.

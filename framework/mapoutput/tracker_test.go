@@ -338,3 +338,45 @@ func TestMapOutputBytes(t *testing.T) {
 		t.Errorf("LocationBytes %d, want %d", got, want)
 	}
 }
+
+// A shuffle's version moves with every change of its outputs and with
+// nothing else, and never repeats, even for a shuffle registered again.
+func TestTrackerVersion(t *testing.T) {
+	tr := NewTracker(Config{})
+	for _, id := range []int{1, 2} {
+		if err := tr.RegisterShuffle(id, 2, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tr.Version(1) != 0 || tr.Version(9) != 0 {
+		t.Fatalf("fresh: %d, unknown: %d", tr.Version(1), tr.Version(9))
+	}
+	seen := map[uint64]bool{0: true}
+	step := func(what string, id int, moved bool, change func()) {
+		t.Helper()
+		before, other := tr.Version(id), tr.Version(3-id)
+		change()
+		v := tr.Version(id)
+		if moved == (v == before) || moved && seen[v] || tr.Version(3-id) != other {
+			t.Fatalf("%s: version %d → %d (moved: %v), other shuffle %d → %d", what, before, v, moved, other, tr.Version(3-id))
+		}
+		seen[v] = true
+		if s, err := tr.Snapshot(id); err == nil && s.Version != v {
+			t.Fatalf("%s: snapshot at version %d, tracker at %d", what, s.Version, v)
+		}
+	}
+	step("register", 1, true, func() { mustRegister(t, tr, Status{ShuffleID: 1, MapIndex: 0, Location: e1, Sizes: []uint64{1}}) })
+	step("register the other", 2, true, func() { mustRegister(t, tr, Status{ShuffleID: 2, MapIndex: 0, Location: e1, Sizes: []uint64{1}}) })
+	step("replace", 1, true, func() { mustRegister(t, tr, Status{ShuffleID: 1, MapIndex: 0, Location: e2, Sizes: []uint64{1}}) })
+	step("epoch", 1, false, func() { tr.IncrementEpoch() })
+	step("unregister elsewhere", 1, false, func() { tr.UnregisterMapOutput(1, 0, e1) })
+	step("unregister", 1, true, func() { tr.UnregisterMapOutput(1, 0, e2) })
+	step("executor lost", 2, true, func() { tr.RemoveOutputsOnExecutor("e1") })
+	step("register again", 1, true, func() {
+		tr.UnregisterShuffle(1)
+		if err := tr.RegisterShuffle(1, 2, 1); err != nil {
+			t.Fatal(err)
+		}
+		mustRegister(t, tr, Status{ShuffleID: 1, MapIndex: 1, Location: e3, Sizes: []uint64{1}})
+	})
+}

@@ -4,10 +4,18 @@
 //
 // The driver sends a Task: the registered job whose graph the executor
 // rebuilds (Job, Args), the last node of the stage's pipeline (Node), the
-// partition, and for a map task the shuffle to write. Reads lists, for
-// every reduce partition of a shuffle the pipeline reads, its blocks by
-// location (mapoutput.FetchGroup, from the driver's tracker at launch), so
-// the executor needs no further round trip to the driver. Each job's
+// partition, and for a map task the shuffle to write. Reads lists every
+// reduce partition of a shuffle the pipeline reads, and Statuses, per
+// shuffle, where the executor finds its map statuses (a StatusRef: the
+// tracker's epoch at launch and the task's file holding the snapshot, or
+// none for an in-process source). The executor's MapStatuses (one per
+// application, in its Env) loads a shuffle's snapshot once per epoch — the
+// tasks asking meanwhile wait for that load — and cuts each task's blocks
+// by location (mapoutput.FetchGroup) from it before the runner runs, so a
+// task's description does not grow with the map outputs (Spark's
+// MapOutputTrackerWorker). A task naming a newer epoch drops older
+// snapshots; a snapshot missing an output is not kept; a fetch failure and
+// the shuffle's release (Env.ReleaseShuffle) drop the shuffle's. Each job's
 // tasks run as the task function FunctionPrefix+job, which Register adds
 // to the task registry (so executors' registry fingerprints cover stage
 // jobs): its input is the encoded Task and its output the encoded Output —

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/flint-mesos/flint/framework/mapoutput"
 	"github.com/flint-mesos/flint/shuffle/shuffleenv"
 )
 
@@ -25,17 +26,62 @@ import (
 // EnvFrom) and closes it when the application ends there, after its tasks
 // have returned.
 type Env struct {
-	shuffle *shuffleenv.Env
+	shuffle  *shuffleenv.Env
+	statuses *MapStatuses
 
 	mu     sync.Mutex
 	closed bool
 	states map[any]io.Closer
+	inproc StatusSource // SetStatusSource's
 }
 
 // NewEnv is an environment over the executor's shuffle (nil for a
 // driver-only environment).
 func NewEnv(sh *shuffleenv.Env) *Env {
-	return &Env{shuffle: sh, states: map[any]io.Closer{}}
+	e := &Env{shuffle: sh, states: map[any]io.Closer{}}
+	e.statuses = NewMapStatuses(e.loadStatuses)
+	return e
+}
+
+// MapStatuses is the application's cache of map statuses on this
+// executor, which stage tasks cut their blocks from.
+func (e *Env) MapStatuses() *MapStatuses { return e.statuses }
+
+// SetStatusSource sets where statuses a task names without a file come
+// from: the driver in the same process (the local backend's).
+func (e *Env) SetStatusSource(src StatusSource) {
+	e.mu.Lock()
+	e.inproc = src
+	e.mu.Unlock()
+}
+
+// loadStatuses loads what ref names: the task's file, or the in-process
+// source.
+func (e *Env) loadStatuses(ctx context.Context, ref StatusRef) (*mapoutput.Snapshot, error) {
+	if ref.File != "" {
+		return FileStatuses(ctx, ref)
+	}
+	e.mu.Lock()
+	src := e.inproc
+	e.mu.Unlock()
+	if src == nil {
+		return nil, ErrNoStatusSource
+	}
+	return src(ctx, ref)
+}
+
+// ReleaseShuffle applies a driver's shuffle release (see
+// shuffleenv.Env.ReleaseShuffle): the executor's shuffle deletes the
+// outputs, and the released shuffle's map statuses (the driver's own
+// shuffle ids: namespace "") are dropped.
+func (e *Env) ReleaseShuffle(ns string, shuffleID int, all bool) error {
+	if ns == "" {
+		e.statuses.Forget(shuffleID)
+	}
+	if e.shuffle == nil {
+		return nil
+	}
+	return e.shuffle.ReleaseShuffle(ns, shuffleID, all)
 }
 
 // Shuffle is the executor's shuffle, nil in a driver-only environment.
@@ -64,6 +110,7 @@ func (e *Env) Close() error {
 	states := e.states
 	e.states, e.closed = map[any]io.Closer{}, true
 	e.mu.Unlock()
+	e.statuses.ForgetAll()
 	var errs []error
 	for _, s := range states {
 		errs = append(errs, s.Close())

@@ -130,14 +130,24 @@ func runEncoded(ctx context.Context, r Runner, in []byte) ([]byte, error) {
 	if !ok {
 		return nil, ErrNoShuffle
 	}
+	var statuses *MapStatuses
+	if app, ok := EnvFrom(ctx); ok {
+		statuses = app.MapStatuses()
+	} else {
+		statuses = NewMapStatuses(func(context.Context, StatusRef) (*mapoutput.Snapshot, error) { return nil, ErrNoStatusSource })
+	}
+	statuses.Resolve(ctx, &t)
 	out, err := Run(ctx, r, &t, EnvShuffle(env))
 	if err != nil {
 		return nil, err
 	}
-	if out.FetchFailure != nil {
+	if ff := out.FetchFailure; ff != nil {
+		// the statuses it read may be stale: the next task reloads them
+		// (Spark clears its cache on a fetch failure)
+		statuses.Forget(ff.ShuffleID)
 		// the task's error: the executor ends the attempt Failed with the
 		// FetchFailed end reason naming the block
-		return nil, out.FetchFailure
+		return nil, ff
 	}
 	if t.Kind == Map && out.Location == (mapoutput.Location{}) {
 		out.Location = env.Location()

@@ -24,10 +24,27 @@ var (
 func sampleTask() *Task {
 	return &Task{Kind: Map, Job: "wordcount", Args: []byte{1, 2, 3}, Node: "reduceByKey@wc.go:12#0", Partition: 3,
 		JobID: 7, StageID: 2, StageAttempt: 1, Attempt: 99, AttemptNumber: 2, Epoch: 5, ShuffleID: 4, NumReduces: 8, Executor: e2,
-		Reads: []Read{
-			{ShuffleID: 1, Reduce: 3, Groups: []mapoutput.FetchGroup{{Location: e1, Blocks: []mapoutput.Block{{MapIndex: 0, ReduceIndex: 3, Size: 10}, {MapIndex: 2, ReduceIndex: 3, Size: 5}}, Bytes: 15}}},
-			{ShuffleID: 2, Reduce: 3, Missing: &mapoutput.FetchFailure{ShuffleID: 2, MapIndex: 1, ReduceIndex: 3, Message: "no location"}},
-		}}
+		Reads:    []Read{{ShuffleID: 1, Reduce: 3}, {ShuffleID: 2, Reduce: 3}, {ShuffleID: 2, Reduce: 4}},
+		Statuses: []StatusRef{{ShuffleID: 1, Epoch: 5, File: "flint-mapstatuses-1-e5-1"}, {ShuffleID: 2, Epoch: 5}}}
+}
+
+// A read's blocks never travel: the executor cuts them from the
+// statuses (MapStatuses.Resolve).
+func TestTaskCarriesNoBlocks(t *testing.T) {
+	in := sampleTask()
+	in.Reads[0].Groups = []mapoutput.FetchGroup{{Location: e1, Blocks: []mapoutput.Block{{MapIndex: 0, ReduceIndex: 3, Size: 10}}, Bytes: 10}}
+	in.Reads[1].Missing = &mapoutput.FetchFailure{ShuffleID: 2, MapIndex: 1, ReduceIndex: 3, Message: "no location"}
+	b, err := in.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Task
+	if err := out.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out.Reads, sampleTask().Reads) {
+		t.Fatalf("reads after a round trip: %+v", out.Reads)
+	}
 }
 
 func TestTaskRoundTrip(t *testing.T) {

@@ -36,21 +36,36 @@ type Task struct {
 	ShuffleID     int // Map: the shuffle written
 	NumReduces    int // Map: its reduce partitions
 	Reads         []Read
+	// Statuses name, for each shuffle the task reads, where its executor
+	// finds the shuffle's map statuses (one per shuffle of Reads).
+	Statuses []StatusRef
 	// Executor is where the task runs, as its map output's location.
 	Executor mapoutput.Location
 }
 
-// Read is what the task reads of one reduce partition of one shuffle:
-// its blocks by location, or, when an output had no location at launch,
-// the failure Shuffle.Open reports. A task has one Read per reduce
-// partition its pipeline reads: partition Task.Partition of each shuffle
-// at its stage's boundary, or several when narrow dependencies (a
-// coalesce) above the shuffle gather partitions.
+// Read is what the task reads of one reduce partition of one shuffle. A
+// task has one Read per reduce partition its pipeline reads: partition
+// Task.Partition of each shuffle at its stage's boundary, or several when
+// narrow dependencies (a coalesce) above the shuffle gather partitions.
+// The driver sends the shuffle and partition only; the executor fills in
+// the blocks by location from the shuffle's map statuses
+// (MapStatuses.Resolve, before the runner runs), or, when an output has no
+// location there, the failure Shuffle.Open reports. Neither travels.
 type Read struct {
 	ShuffleID int
 	Reduce    int
 	Groups    []mapoutput.FetchGroup
 	Missing   *mapoutput.FetchFailure
+}
+
+// StatusRef returns the task's StatusRef of shuffle shuffleID, if any.
+func (t *Task) StatusRef(shuffleID int) (StatusRef, bool) {
+	for _, s := range t.Statuses {
+		if s.ShuffleID == shuffleID {
+			return s, true
+		}
+	}
+	return StatusRef{}, false
 }
 
 // ReadOf is the Read of reduce partition reduce of shuffle shuffleID, if
@@ -118,7 +133,7 @@ func Run(ctx context.Context, r Runner, t *Task, sh Shuffle) (Output, error) {
 // ErrBadEncoding is returned for bytes that do not decode.
 var ErrBadEncoding = errors.New("stagetask: bad encoding")
 
-const version = 4
+const version = 5
 
 // MarshalBinary encodes the task.
 func (t *Task) MarshalBinary() ([]byte, error) {
@@ -136,17 +151,12 @@ func (t *Task) MarshalBinary() ([]byte, error) {
 	for _, r := range t.Reads {
 		e.Varint(int64(r.ShuffleID))
 		e.Varint(int64(r.Reduce))
-		e.failure(r.Missing)
-		e.Uvarint(uint64(len(r.Groups)))
-		for _, g := range r.Groups {
-			e.location(g.Location)
-			e.Uvarint(uint64(len(g.Blocks)))
-			for _, b := range g.Blocks {
-				e.Varint(int64(b.MapIndex))
-				e.Varint(int64(b.ReduceIndex))
-				e.Uvarint(b.Size)
-			}
-		}
+	}
+	e.Uvarint(uint64(len(t.Statuses)))
+	for _, s := range t.Statuses {
+		e.Varint(int64(s.ShuffleID))
+		e.Varint(s.Epoch)
+		e.Str(s.File)
 	}
 	return e.B, nil
 }
@@ -173,25 +183,14 @@ func (t *Task) UnmarshalBinary(data []byte) error {
 		if d.Err() != nil {
 			break
 		}
-		r := Read{ShuffleID: d.Int32(), Reduce: d.Int32(), Missing: d.failure()}
-		groups := d.Length()
-		for range groups {
-			if d.Err() != nil {
-				break
-			}
-			g := mapoutput.FetchGroup{Location: d.location()}
-			blocks := d.Length()
-			for range blocks {
-				if d.Err() != nil {
-					break
-				}
-				b := mapoutput.Block{MapIndex: d.Int32(), ReduceIndex: d.Int32(), Size: d.Uvarint()}
-				g.Blocks = append(g.Blocks, b)
-				g.Bytes += b.Size
-			}
-			r.Groups = append(r.Groups, g)
+		out.Reads = append(out.Reads, Read{ShuffleID: d.Int32(), Reduce: d.Int32()})
+	}
+	n = d.Length()
+	for range n {
+		if d.Err() != nil {
+			break
 		}
-		out.Reads = append(out.Reads, r)
+		out.Statuses = append(out.Statuses, StatusRef{ShuffleID: d.Int32(), Epoch: d.Varint(), File: d.Str()})
 	}
 	if out.Kind > Result {
 		d.Fail("kind %d", out.Kind)

@@ -78,11 +78,7 @@ func (g *streams) ReleaseShuffle(id, _ string, shuffleID int, all bool) {
 	g.m.s.record(func() {
 		g.m.toExec(id, func(e *executor) {
 			g.m.s.logf("release shuffle %d on %s (all %v)", shuffleID, id, all)
-			for k := range e.outputs {
-				if all || k.shuffle == shuffleID {
-					delete(e.outputs, k)
-				}
-			}
+			e.release(shuffleID, all)
 		})
 	})
 }

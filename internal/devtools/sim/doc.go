@@ -18,8 +18,10 @@
 //   - the agents and their executors: each task runs for a seeded
 //     simulated time, then its body is simulated (exec.go): a map task
 //     writes blocks of known sizes its executor then serves; a reduce
-//     task reads the blocks its stage task lists from the executors they
-//     name — a block whose executor is gone or no longer holds it is a
+//     task reads the blocks its executor cuts from the driver's map
+//     statuses (a stagetask.MapStatuses per executor, loaded from the
+//     driver once per epoch, as a real executor's) from the executors
+//     they name — a block whose executor is gone or no longer holds it is a
 //     fetch failure naming it — and returns a value that counts and sums
 //     what it read; an executor serving no output exits after
 //     flint.mesos.fine.executorIdleTimeout, a shuffle release (framework

@@ -4,9 +4,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"bytes"
+	"context"
 	"fmt"
-	"hash/fnv"
-	"strconv"
 
 	"github.com/flint-mesos/flint/framework/codec"
 	"github.com/flint-mesos/flint/framework/mapoutput"
@@ -19,8 +18,10 @@ import (
 // block (m, r) of every reduce partition r, of mapValue(s, m, r) records
 // (never 0, so every block is listed); its output stays on its executor
 // until the executor ends or the shuffle is released. A result task of
-// partition r reads the blocks its stage task lists, from the executors
-// they name: a block whose executor is gone or no longer holds it is a
+// partition r reads the blocks its executor cuts from the driver's map
+// statuses (loaded once per epoch into the executor's
+// stagetask.MapStatuses, as a real executor's), from the executors they
+// name: a block whose executor is gone or no longer holds it is a
 // fetch failure naming it, as a real reducer's; otherwise its value counts
 // the blocks read and sums their records. expectedReduce is that value
 // when every map output was read once: a result built from a stale or
@@ -28,10 +29,15 @@ import (
 
 type outputKey struct{ shuffle, mapIndex int }
 
+// mapValue mixes the block's coordinates (splitmix64's finaliser): a
+// scale run computes it maps × reducers times on each side (10^9 at
+// 100,000 × 10,000), so it allocates nothing.
 func mapValue(shuffle, m, r int) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(strconv.Itoa(shuffle) + "/" + strconv.Itoa(m) + "/" + strconv.Itoa(r)))
-	return 1 + h.Sum64()%1000
+	z := uint64(shuffle)*0x9e3779b97f4a7c15 ^ uint64(m)*0xbf58476d1ce4e5b9 ^ uint64(r)*0x94d049bb133111eb
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return 1 + z%1000
 }
 
 func reduceValue(r, blocks int, sum uint64) []byte {
@@ -105,6 +111,34 @@ func stageOf(td *flintpb.TaskDescription) (*stagetask.Task, error) {
 	return &st, nil
 }
 
+// release drops the executor's outputs of a released shuffle (all: of
+// every shuffle) and their map statuses, as a real executor's
+// stagetask.Env.ReleaseShuffle.
+func (e *executor) release(shuffle int, all bool) {
+	for k := range e.outputs {
+		if all || k.shuffle == shuffle {
+			delete(e.outputs, k)
+		}
+	}
+	if e.statuses == nil {
+		return
+	}
+	if all {
+		e.statuses.ForgetAll()
+	} else {
+		e.statuses.Forget(shuffle)
+	}
+}
+
+// mapStatuses is the executor's cache of map statuses, made when its
+// first reducer runs.
+func (m *master) mapStatuses(e *executor) *stagetask.MapStatuses {
+	if e.statuses == nil {
+		e.statuses = stagetask.NewMapStatuses(m.s.d.d.StatusSource())
+	}
+	return e.statuses
+}
+
 // execute is a task's body run on its executor e when its time is up: the
 // output the driver's DAG core reads.
 func (m *master) execute(st *stagetask.Task, e *executor, tid uint64, name string) stagetask.Output {
@@ -117,6 +151,18 @@ func (m *master) execute(st *stagetask.Task, e *executor, tid uint64, name strin
 		return stagetask.Output{Sizes: sizes, Location: mapoutput.Location{Host: e.agent.host, Address: e.id},
 			Value: attemptTag(st.ShuffleID, st.Partition, tid)}
 	}
+	out := m.reduce(st, e, tid, name)
+	if ff := out.FetchFailure; ff != nil && e.statuses != nil {
+		// as stagetask's task function: the next reducer reloads them
+		e.statuses.Forget(ff.ShuffleID)
+	}
+	return out
+}
+
+// reduce is a result task's body: its blocks cut from the executor's map
+// statuses, read from the executors they name.
+func (m *master) reduce(st *stagetask.Task, e *executor, tid uint64, name string) stagetask.Output {
+	m.mapStatuses(e).Resolve(context.Background(), st)
 	var blocks int
 	var sum uint64
 	inject := m.s.cfg.Faults.FetchFail > 0 && m.s.rng.Float64() < m.s.cfg.Faults.FetchFail

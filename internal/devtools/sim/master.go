@@ -103,6 +103,10 @@ type executor struct {
 	outputs   map[outputKey]bool // map outputs it serves
 	cores     int                // a coarse executor's cores
 	coarse    map[uint64]*ctask  // a coarse executor's running tasks, by the driver's task id
+	// statuses is its cache of the driver's map statuses, which its
+	// reduce tasks cut their blocks from (as a real executor's
+	// stagetask.Env; loaded from the driver in process)
+	statuses *stagetask.MapStatuses
 }
 
 type offer struct {
@@ -746,11 +750,7 @@ func (m *master) message(agentID, execID string, data []byte) {
 	if !ok || e == nil {
 		return
 	}
-	for k := range e.outputs {
-		if all || k.shuffle == shuffle {
-			delete(e.outputs, k)
-		}
-	}
+	e.release(shuffle, all)
 	if a := m.agents[agentID]; a != nil && e.tasks == 0 && len(e.outputs) == 0 && m.idle > 0 {
 		e.idleToken++
 		tok := e.idleToken

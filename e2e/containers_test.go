@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
-	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flint-mesos/flint/internal/testkit/burstcheck"
 )
 
 // siblingPorts is the first of the ports agent i offers ([siblingPorts +
@@ -95,11 +95,11 @@ func TestCoarseExecutorsInSiblingContainers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the driver exited with status %d, want 0; stdout:\n%s", code, stdout)
 	}
-	var r burstReport
-	if err := json.Unmarshal([]byte(lastLine(stdout)), &r); err != nil {
-		t.Fatalf("the driver's report: %v\nstdout:\n%s", err, stdout)
+	r, err := burstcheck.Parse(stdout)
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkSums(t, r, 20000)
+	burstcheck.CheckSums(t, r, 20000)
 	hosts := map[string]bool{}
 	for _, id := range r.AddedFirst {
 		hosts[r.Hosts[id]] = true
@@ -110,7 +110,7 @@ func TestCoarseExecutorsInSiblingContainers(t *testing.T) {
 	if len(r.AddedSecond) != 0 || len(r.Removed) != 0 {
 		t.Errorf("executors added %v and removed %v during the second action, want none", r.AddedSecond, r.Removed)
 	}
-	if r.MapTasks != 8 || len(r.MapExecutors) != 2 {
+	if r.MapTasks != burstcheck.MapTasks || len(r.MapExecutors) != 2 {
 		t.Errorf("the map stage ended %d tasks on executors %v, want its 8, once, on both", r.MapTasks, r.MapExecutors)
 	}
 	if len(r.Failures) > 0 || strings.Contains(stderr, "FetchFailed") {
@@ -121,32 +121,6 @@ func TestCoarseExecutorsInSiblingContainers(t *testing.T) {
 	}
 	for _, a := range c.agents {
 		c.waitNoExecutors(a)
-	}
-}
-
-// checkSums checks a burst report's sums: plain Go's, doubled in the
-// second action.
-func checkSums(t *testing.T, r burstReport, n int) {
-	t.Helper()
-	want := map[int]int64{}
-	for i := range n {
-		want[i%101] += int64(i)
-	}
-	for i, kvs := range [][]struct {
-		Key   int
-		Value int64
-	}{r.First, r.Second} {
-		got := map[int]int64{}
-		for _, kv := range kvs {
-			got[kv.Key] = kv.Value
-		}
-		scaled := map[int]int64{}
-		for k, v := range want {
-			scaled[k] = v * int64(i+1)
-		}
-		if !maps.Equal(got, scaled) {
-			t.Errorf("action %d: sums %v, want (plain Go) %v", i+1, got, scaled)
-		}
 	}
 }
 
@@ -297,27 +271,20 @@ func TestDynamicAllocationInSiblingContainers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the driver exited with status %d, want 0; stdout:\n%s", code, stdout)
 	}
-	var r burstReport
-	if err := json.Unmarshal([]byte(lastLine(stdout)), &r); err != nil {
-		t.Fatalf("the driver's report: %v\nstdout:\n%s", err, stdout)
+	r, err := burstcheck.Parse(stdout)
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkSums(t, r, 20000)
-	if len(r.AddedFirst) != 2 {
-		t.Errorf("the first action ran on executors %v, want 2 (maxExecutors)", r.AddedFirst)
+	burstcheck.CheckSums(t, r, 20000)
+	burstcheck.CheckReleased(t, r, 2)
+	if strings.Contains(stderr, "FetchFailed") {
+		t.Errorf("the driver logged a fetch failure:\n%s", stderr)
 	}
-	for _, id := range r.AddedFirst {
-		if why := r.Removed[id]; why != "released by dynamic allocation: idle past executorIdleTimeout" {
-			t.Errorf("executor %s removed for %q, want its release after executorIdleTimeout", id, why)
-		}
-	}
-	if len(r.AddedSecond) == 0 {
-		t.Errorf("no executor launched for the second action")
-	}
-	if r.MapTasks != 8 || len(r.Failures) > 0 || strings.Contains(stderr, "FetchFailed") {
-		t.Errorf("the map stage ended %d tasks (want its 8, once); failures:\n%s", r.MapTasks, strings.Join(r.Failures, "\n"))
-	}
-	if n := c.checkSiblingAddresses(); n[a.name] != len(r.AddedFirst)+len(r.AddedSecond) {
-		t.Errorf("%d executor sandboxes on %s, want one per executor (%d)", n[a.name], a.name, len(r.AddedFirst)+len(r.AddedSecond))
+	// One sandbox per executor that registered, at least: the backend may
+	// also have launched one that the job's end made unnecessary before
+	// it registered.
+	if n := c.checkSiblingAddresses(); n[a.name] < len(r.AddedFirst)+len(r.AddedSecond) {
+		t.Errorf("%d executor sandboxes on %s, want one per executor (%d) at least", n[a.name], a.name, len(r.AddedFirst)+len(r.AddedSecond))
 	}
 	c.waitNoExecutors(a)
 }

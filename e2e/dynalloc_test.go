@@ -3,34 +3,20 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	dc "github.com/ory/dockertest/v3/docker"
+
+	"github.com/flint-mesos/flint/internal/testkit/burstcheck"
 )
 
 // shuffleServiceDir is where each agent's `flint shuffle-service` keeps
 // and serves executors' shuffle files (the executors'
 // flint.shuffle.service.dir).
 const shuffleServiceDir = "/tmp/flint-shuffle-service"
-
-// burstReport is what e2e/internal/burst prints (its Report).
-type burstReport struct {
-	First, Second []struct {
-		Key   int
-		Value int64
-	}
-	AddedFirst, AddedSecond []string
-	Hosts                   map[string]string
-	Removed                 map[string]string
-	MapTasks                int
-	MapExecutors            []string
-	Failures                []string
-}
 
 // TestDynamicAllocationAcrossHosts runs dynamic allocation with the
 // agents' external shuffle services on the cluster: `flint
@@ -64,59 +50,15 @@ func TestDynamicAllocationAcrossHosts(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the driver exited with status %d, want 0; stdout:\n%s", code, stdout)
 	}
-	var r burstReport
-	if err := json.Unmarshal([]byte(lastLine(stdout)), &r); err != nil {
-		t.Fatalf("the driver's report: %v\nstdout:\n%s", err, stdout)
+	r, err := burstcheck.Parse(stdout)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := map[int]int64{}
-	for i := range 20000 {
-		want[i%101] += int64(i)
-	}
-	for _, action := range []struct {
-		name string
-		got  []struct {
-			Key   int
-			Value int64
-		}
-		factor int64
-	}{{"first action", r.First, 1}, {"second action", r.Second, 2}} {
-		got := map[int]int64{}
-		for _, kv := range action.got {
-			got[kv.Key] = kv.Value
-		}
-		scaled := map[int]int64{}
-		for k, v := range want {
-			scaled[k] = v * action.factor
-		}
-		if !maps.Equal(got, scaled) {
-			t.Errorf("%s: sums %v, want (plain Go) %v", action.name, got, scaled)
-		}
-	}
-	if len(r.AddedFirst) != 2 {
-		t.Errorf("the first action ran on executors %v, want 2 (maxExecutors)", r.AddedFirst)
-	}
-	for _, id := range r.AddedFirst {
-		if why := r.Removed[id]; why != "released by dynamic allocation: idle past executorIdleTimeout" {
-			t.Errorf("executor %s removed for %q, want its release after executorIdleTimeout", id, why)
-		}
-	}
-	if len(r.AddedSecond) == 0 {
-		t.Errorf("no executor launched for the second action (all were released)")
-	}
-	if r.MapTasks != 8 {
-		t.Errorf("the map stage ended %d tasks, want its 8, once (nothing recomputed)", r.MapTasks)
-	}
-	if len(r.Failures) > 0 {
-		t.Errorf("failures (none expected: released executors' outputs are served by the shuffle services):\n%s", strings.Join(r.Failures, "\n"))
-	}
+	burstcheck.CheckSums(t, r, 20000)
+	burstcheck.CheckReleased(t, r, 2)
 	if strings.Contains(stderr, "FetchFailed") {
 		t.Errorf("the driver logged a fetch failure:\n%s", stderr)
 	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // startShuffleService runs `flint shuffle-service --dir dir` in agent a's

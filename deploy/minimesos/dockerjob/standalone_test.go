@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -14,19 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// burstReport is what e2e/internal/burst prints (its Report).
-type burstReport struct {
-	First, Second []struct {
-		Key   int
-		Value int64
-	}
-	AddedFirst, AddedSecond []string
-	Removed                 map[string]string
-	MapTasks                int
-	Failures                []string
-}
+	"github.com/flint-mesos/flint/internal/testkit/burstcheck"
+)
 
 // Dynamic allocation and containerised executors on minimesos standalone:
 // a separately started `flint mesos master` and `flint mesos agent
@@ -72,59 +61,14 @@ func TestStandaloneDynamicAllocationInContainers(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("burst driver: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	var r burstReport
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
-		t.Fatalf("the driver's report: %v\nstdout:\n%s", err, stdout.String())
+	r, err := burstcheck.Parse(stdout.String())
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkBurst(t, r, 20000, 2)
+	burstcheck.CheckSums(t, r, 20000)
+	burstcheck.CheckReleased(t, r, 2)
 	if !strings.Contains(stderr.String(), " added on "+gw) {
 		t.Errorf("want executors added on %s:\n%s", gw, stderr.String())
-	}
-}
-
-// checkBurst checks a burst report: sums equal plain Go's (doubled in the
-// second action), the first action ran on executors executors all
-// released for idleness, the second on new ones, the map stage ran its 8
-// tasks once and nothing failed.
-func checkBurst(t *testing.T, r burstReport, n, executors int) {
-	t.Helper()
-	want := map[int]int64{}
-	for i := range n {
-		want[i%101] += int64(i)
-	}
-	for i, got := range [][]struct {
-		Key   int
-		Value int64
-	}{r.First, r.Second} {
-		m := map[int]int64{}
-		for _, kv := range got {
-			m[kv.Key] = kv.Value
-		}
-		scaled := map[int]int64{}
-		for k, v := range want {
-			scaled[k] = v * int64(i+1)
-		}
-		if !maps.Equal(m, scaled) {
-			t.Errorf("action %d: sums %v, want (plain Go) %v", i+1, m, scaled)
-		}
-	}
-	if len(r.AddedFirst) != executors {
-		t.Errorf("the first action ran on executors %v, want %d (maxExecutors)", r.AddedFirst, executors)
-	}
-	for _, id := range r.AddedFirst {
-		if why := r.Removed[id]; why != "released by dynamic allocation: idle past executorIdleTimeout" {
-			t.Errorf("executor %s removed for %q, want its release after executorIdleTimeout", id, why)
-		}
-	}
-	if len(r.AddedSecond) == 0 {
-		t.Errorf("no executor launched for the second action")
-	}
-	if r.MapTasks != 8 {
-		t.Errorf("the map stage ended %d tasks, want its 8, once (nothing recomputed)", r.MapTasks)
-	}
-	if len(r.Failures) > 0 {
-		t.Errorf("failures:\n%s", strings.Join(r.Failures, "\n"))
 	}
 }
 

@@ -11,7 +11,8 @@
 // waits for the release events (the application's executorIdleTimeout,
 // short and real here, is what it waits on) unless --wait-release=false
 // (without dynamic allocation: the second action then reads the live
-// executors' outputs). It prints one JSON object (report) on stdout.
+// executors' outputs). It prints one JSON object on stdout, its report
+// (burstcheck.Report, which owns its form and the suites' checks).
 package main
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
 	"github.com/flint-mesos/flint/framework/event"
+	"github.com/flint-mesos/flint/internal/testkit/burstcheck"
 )
 
 // In is the job's input: N records summed by key (i % 101) in 8 map and 4
@@ -43,21 +45,6 @@ type In struct {
 
 // Out is what the two actions collected.
 type Out struct{ First, Second []dataset.KV[int, int64] }
-
-// Report is what the driver prints: the collected sums, the executors
-// added per burst, each executor's host, why each was removed, how many
-// tasks of the map stage ended and on which executors they finished, and
-// every failed task or stage.
-type Report struct {
-	First, Second []dataset.KV[int, int64]
-	AddedFirst    []string
-	AddedSecond   []string
-	Hosts         map[string]string // executor → host
-	Removed       map[string]string
-	MapTasks      int
-	MapExecutors  []string // distinct, in the order their first map task finished
-	Failures      []string
-}
 
 // between runs in the driver only, between the two actions; executors
 // rebuilding the job's graph find it nil.
@@ -241,7 +228,7 @@ func run(ctx context.Context, fc *framework.Context, args []string) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return json.NewEncoder(os.Stdout).Encode(Report{First: out.First, Second: out.Second,
+	return json.NewEncoder(os.Stdout).Encode(burstcheck.Report{First: out.First, Second: out.Second,
 		AddedFirst: w.added[:first], AddedSecond: w.added[first:], Hosts: w.hosts, Removed: w.removed,
 		MapTasks: w.mapTasks, MapExecutors: w.mapExecs, Failures: w.failures})
 }

@@ -69,6 +69,7 @@ type Backend struct {
 	// certPin is the SHA-256 of the gateway's certificate with
 	// flint.network.tls.enabled ("" for plaintext), given to executors.
 	certPin  string
+	idTag    string // WithIDTag ("": random)
 	idPrefix string // starts every executor id (mesosbackend.TaskIDPrefix)
 
 	own      *mesosbackend.Owner  // the owner goroutine and its inbox (owner.go)
@@ -139,6 +140,12 @@ func WithConnOptions(opts ...mesosconn.Option) Option {
 // instead of dialing flint.master. WithConnOptions is then unused.
 func WithDialer(d mesosbackend.Dialer) Option { return func(b *Backend) { b.dial = d } }
 
+// WithIDTag replaces the random tag a driver taking over a framework
+// (flint.mesos.driver.frameworkId) starts its Mesos task and executor ids
+// with (mesosbackend.TaskIDPrefix): a simulation's run is a function of its
+// seed. A new framework's ids stay untagged either way.
+func WithIDTag(tag string) Option { return func(b *Backend) { b.idTag = tag } }
+
 // WithClock replaces the wall clock of the backend's own time: offers'
 // locality wait, agent exclusions and launch back-offs, the grace a dead
 // executor's Mesos status gets, and Stop's waits.
@@ -170,12 +177,11 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 	}
 	b := &Backend{
 		p: p, set: set, log: log, limit: -1, clock: clock.Real{},
-		own:      mesosbackend.NewOwner(),
-		execs:    map[string]*executor{},
-		fails:    newAgentFailures(set.maxAgentFailures, set.agentExclusion),
-		backoff:  launchbackoff.New(),
-		exited:   make(chan struct{}),
-		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
+		own:     mesosbackend.NewOwner(),
+		execs:   map[string]*executor{},
+		fails:   newAgentFailures(set.maxAgentFailures, set.agentExclusion),
+		backoff: launchbackoff.New(),
+		exited:  make(chan struct{}),
 	}
 	if ac, on, err := p.Config.DynamicAllocation(); err != nil {
 		return nil, fmt.Errorf("coarse: %w", err)
@@ -189,6 +195,7 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 	for _, o := range opts {
 		o(b)
 	}
+	b.idPrefix = mesosbackend.TaskIDPrefixTagged(p.Config, b.idTag)
 	b.deaths = newDeaths(b)
 	b.master = mesosbackend.MasterURL(p.Master)
 	return b, nil

@@ -231,3 +231,28 @@ func TestSettingsValidation(t *testing.T) {
 		}
 	}
 }
+
+// WithIDTag gives a successor (flint.mesos.driver.frameworkId) the tag it
+// names instead of a random one; a new framework's ids stay plain with it.
+func TestWithIDTag(t *testing.T) {
+	m, _ := backend.ParseMaster("mesos://127.0.0.1:5050")
+	for _, c := range []struct {
+		conf   []string
+		prefix string
+	}{
+		{[]string{"flint.mesos.driver.frameworkId=fw-1"}, "d7-"},
+		{nil, ""},
+	} {
+		cfg, err := config.Load(config.LoadOptions{Conf: append([]string{"flint.master=mesos://127.0.0.1:5050"}, c.conf...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewBackend(backend.Params{Master: m, Config: cfg}, WithIDTag("d7"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.idPrefix != c.prefix {
+			t.Errorf("with %v: executor id prefix %q, want %q", c.conf, b.idPrefix, c.prefix)
+		}
+	}
+}

@@ -64,6 +64,7 @@ type Backend struct {
 	shuffle *flintpb.ShuffleSettings
 	// jobProps are the job's flint.* settings every executor receives.
 	jobProps jobconf.Properties
+	idTag    string // WithIDTag ("": random)
 	idPrefix string // tags this driver's Mesos task and executor ids (mesosbackend.TaskIDPrefix)
 
 	own      *mesosbackend.Owner  // the owner goroutine and its inbox (owner.go)
@@ -169,6 +170,12 @@ func WithConnOptions(opts ...mesosconn.Option) Option {
 // instead of dialing flint.master. WithConnOptions is then unused.
 func WithDialer(d mesosbackend.Dialer) Option { return func(b *Backend) { b.dial = d } }
 
+// WithIDTag replaces the random tag a driver taking over a framework
+// (flint.mesos.driver.frameworkId) starts its Mesos task and executor ids
+// with (mesosbackend.TaskIDPrefix): a simulation's run is a function of its
+// seed. A new framework's ids stay untagged either way.
+func WithIDTag(tag string) Option { return func(b *Backend) { b.idTag = tag } }
+
 // WithClock replaces the wall clock of the backend's own timers (offer
 // holds, launch back-off, the wait for a dead executor's exit status).
 func WithClock(c clock.Clock) Option { return func(b *Backend) { b.clock = c } }
@@ -196,13 +203,13 @@ func NewBackend(p backend.Params, opts ...Option) (*Backend, error) {
 		tasks: map[string]*mtask{}, agents: map[string]*agentExec{},
 		held: map[string]*heldOffer{}, blocks: map[string]resultRef{},
 		diag: fitDiag{unfit: map[string]string{}}, backoff: launchbackoff.New(),
-		idPrefix: mesosbackend.TaskIDPrefix(p.Config),
 		httpc: &http.Client{Timeout: max(set.NetworkTimeout, 10*time.Second),
 			Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}},
 	}
 	for _, o := range opts {
 		o(b)
 	}
+	b.idPrefix = mesosbackend.TaskIDPrefixTagged(p.Config, b.idTag)
 	b.master = mesosbackend.MasterURL(p.Master)
 	return b, nil
 }

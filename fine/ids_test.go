@@ -8,6 +8,8 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/flint-mesos/flint/framework/backend"
+	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesosconn"
 	"github.com/flint-mesos/flint/mesosbackend"
 	"github.com/flint-mesos/flint/proto/flintpb"
@@ -50,5 +52,30 @@ func TestTaggedIDsLaunchOnTheirAgent(t *testing.T) {
 	}
 	if b.mesosTaskID(7) == mesosTaskID(7) || b.executorID("S0") == executorID("S0") {
 		t.Fatal("the tagged ids equal a new framework's")
+	}
+}
+
+// WithIDTag gives a successor (flint.mesos.driver.frameworkId) the tag it
+// names instead of a random one; a new framework's ids stay plain with it.
+func TestWithIDTag(t *testing.T) {
+	m, _ := backend.ParseMaster("mesos://127.0.0.1:5050")
+	for _, c := range []struct {
+		conf []string
+		exec string
+	}{
+		{[]string{"flint.mesos.driver.frameworkId=fw-1"}, "flint-fine-d7-S0"},
+		{nil, "flint-fine-S0"},
+	} {
+		cfg, err := config.Load(config.LoadOptions{Conf: append([]string{"flint.master=mesos://127.0.0.1:5050"}, c.conf...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewBackend(backend.Params{Master: m, Config: cfg}, WithIDTag("d7"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.executorID("S0"); got != c.exec {
+			t.Errorf("with %v: executor id %q, want %q", c.conf, got, c.exec)
+		}
 	}
 }

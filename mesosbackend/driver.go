@@ -160,9 +160,16 @@ func KeepFramework(fc *config.Config) bool {
 // ids it would reuse: such a driver prefixes its ids with a random tag of its own, so that neither
 // its launches nor its kills of the predecessor's executors meet the other's ids. A new framework
 // has no predecessor: its ids stay unprefixed ("" here).
-func TaskIDPrefix(fc *config.Config) string {
+func TaskIDPrefix(fc *config.Config) string { return TaskIDPrefixTagged(fc, "") }
+
+// TaskIDPrefixTagged is TaskIDPrefix with the tag given instead of drawn at random ("": random):
+// a simulation's run must be a function of its seed (the backends' WithIDTag).
+func TaskIDPrefixTagged(fc *config.Config, tag string) string {
 	if strings.TrimSpace(fc.String("flint.mesos.driver.frameworkId")) == "" {
 		return ""
 	}
-	return uuid.NewString()[:8] + "-"
+	if tag == "" {
+		tag = uuid.NewString()[:8]
+	}
+	return tag + "-"
 }

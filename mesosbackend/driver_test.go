@@ -182,6 +182,24 @@ func TestTaskIDPrefix(t *testing.T) {
 	}
 }
 
+// A given tag replaces the random one, for a successor only: a simulation's
+// ids are a function of its seed, and a new framework's stay plain.
+func TestTaskIDPrefixTagged(t *testing.T) {
+	c := config.New()
+	if p := TaskIDPrefixTagged(c, "d1"); p != "" {
+		t.Errorf("a new framework's tagged prefix is %q, want none", p)
+	}
+	if err := c.Set("flint.mesos.driver.frameworkId", "f-0001"); err != nil {
+		t.Fatal(err)
+	}
+	if p := TaskIDPrefixTagged(c, "d1"); p != "d1-" {
+		t.Errorf("a successor's prefix with tag d1 is %q, want d1-", p)
+	}
+	if p := TaskIDPrefixTagged(c, ""); len(p) != 9 || !strings.HasSuffix(p, "-") {
+		t.Errorf("a successor's prefix with no tag is %q, want a random 8 characters and a dash", p)
+	}
+}
+
 // An unresolvable master host name is blamed on the master, not on
 // flint.driver.host (issue 23, item 9).
 func TestUnresolvableMasterIsBlamedOnTheMaster(t *testing.T) {

@@ -66,6 +66,9 @@ type Backend struct {
 	jobProps jobconf.Properties
 	idTag    string // WithIDTag ("": random)
 	idPrefix string // tags this driver's Mesos task and executor ids (mesosbackend.TaskIDPrefix)
+	// predecessors are the executors of a previous driver this one shut
+	// down, and when (shutdownPredecessors)
+	predecessors map[string]time.Time
 
 	own      *mesosbackend.Owner  // the owner goroutine and its inbox (owner.go)
 	view     atomic.Pointer[view] // what the owner last published

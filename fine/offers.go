@@ -104,6 +104,7 @@ func (b *Backend) offersIn(fresh []mesos.Offer) {
 	if b.conn == nil {
 		return
 	}
+	b.shutdownPredecessors(fresh, now)
 	b.resize(now, declines)
 	b.decline(declines)
 	b.updateDemand()

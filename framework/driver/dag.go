@@ -92,6 +92,16 @@ func (c *driverCore) applyDAG(evs []dagscheduler.Event, now time.Time, res *Resu
 			// the job's end, in the order Spark posts them
 			if js := c.runSetOf(e.StageID, e.Attempt); js != nil {
 				c.endRunSet(js, e.Failure, now)
+				if e.Failure == "" {
+					// Every partition is in, some from an earlier
+					// attempt's tasks (a late success after a fetch
+					// failure): this attempt's task set may still have
+					// tasks pending or running, which the task core
+					// must not launch for a set the driver forgot
+					// (Spark's killAllTaskAttempts: "Stage finished").
+					// A set the task core finished is left alone.
+					c.process(c.sched.KillTaskSet(js.setID, "stage finished: its partitions were computed by an earlier attempt"), nil, now)
+				}
 			}
 		case dagscheduler.TaskIgnored:
 			c.log.Debugf("DAG core ignored the end of %v: %s", e.Task, e.Reason)

@@ -40,21 +40,20 @@ type ctask struct {
 // come on the backend's owner goroutine during a Flush and are recorded
 // for the sim's goroutine; broken is written by the sim's goroutine
 // between Flushes (the Flush orders the two).
+//
+// Each driver incarnation has its own (restart.go): a dead driver's
+// gateway is gone, so nothing more reaches it or comes from it.
 type streams struct {
 	m      *master
 	ev     gateway.Events
 	broken map[string]bool // executors whose stream the gateway saw end
+	inc    *incarnation
 }
 
 var _ coarse.Streams = (*streams)(nil)
 
-func (m *master) newStreams(ev gateway.Events) coarse.Streams {
-	m.gw = &streams{m: m, ev: ev, broken: map[string]bool{}}
-	return m.gw
-}
-
 func (g *streams) LaunchTasks(id string, tds []*flintpb.TaskDescription) error {
-	if g.broken[id] {
+	if g.broken[id] || !g.inc.alive() {
 		return gateway.ErrExecutorLost
 	}
 	g.m.s.record(func() { g.m.toExec(id, func(e *executor) { g.m.runCoarse(e, tds) }) })
@@ -62,7 +61,7 @@ func (g *streams) LaunchTasks(id string, tds []*flintpb.TaskDescription) error {
 }
 
 func (g *streams) Kill(id string, taskID uint64, _ string) error {
-	if g.broken[id] {
+	if g.broken[id] || !g.inc.alive() {
 		return gateway.ErrExecutorLost
 	}
 	g.m.s.record(func() { g.m.toExec(id, func(e *executor) { g.m.killCoarse(e, taskID) }) })
@@ -72,7 +71,7 @@ func (g *streams) Kill(id string, taskID uint64, _ string) error {
 func (g *streams) ReleaseResult(string, string) {}
 
 func (g *streams) ReleaseShuffle(id, _ string, shuffleID int, all bool) {
-	if g.broken[id] {
+	if g.broken[id] || !g.inc.alive() {
 		return
 	}
 	g.m.s.record(func() {
@@ -84,7 +83,7 @@ func (g *streams) ReleaseShuffle(id, _ string, shuffleID int, all bool) {
 }
 
 func (g *streams) StopExecutor(id, reason string) error {
-	if g.broken[id] {
+	if g.broken[id] || !g.inc.alive() {
 		return gateway.ErrExecutorLost
 	}
 	g.m.s.record(func() {
@@ -112,13 +111,16 @@ func (m *master) toExec(id string, fn func(e *executor)) {
 	})
 }
 
-// fromExec delivers an executor's message to the driver on its stream,
-// after the network's delay, in the order sent (the stream's end last).
-func (m *master) fromExec(id string, fn func()) {
+// fromExec delivers an executor's message to its driver's gateway gw on
+// its stream, after the network's delay, in the order sent (the stream's
+// end last); a dead driver's gateway gets nothing.
+func (m *master) fromExec(gw *streams, id string, fn func()) {
 	m.inflight++
 	m.s.at(m.streamDelay("from "+id), func() {
 		m.inflight--
-		fn()
+		if gw.inc.alive() {
+			fn()
+		}
 	})
 }
 
@@ -136,17 +138,18 @@ func (m *master) streamDelay(key string) time.Duration {
 // startCoarse starts executor t (a Mesos task of the framework): RUNNING,
 // then it registers on its stream with the task's whole cpus as its cores.
 func (m *master) startCoarse(a *agent, t *mtask) {
-	e := &executor{id: t.id, agent: a, outputs: map[outputKey]bool{}, cores: int(t.cpus + eps), coarse: map[uint64]*ctask{}}
+	e := &executor{id: t.id, agent: a, outputs: map[outputKey]bool{}, cores: int(t.cpus + eps), coarse: map[uint64]*ctask{},
+		inc: t.inc, gw: m.gw}
 	a.execs[e.id] = e
 	m.execIdx[e.id] = e
 	m.s.logf("executor %s starts on %s (%d cores)", e.id, a.id, e.cores)
 	m.deliver(status(t, mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, nil, nil))
-	m.fromExec(e.id, func() {
+	m.fromExec(e.gw, e.id, func() {
 		if m.execIdx[e.id] != e {
 			return // died before it registered
 		}
 		m.s.logf("executor %s registers", e.id)
-		m.gw.ev.ExecutorRegistered(gateway.ExecutorInfo{ID: e.id, Host: a.host, AgentID: a.id, Cores: e.cores})
+		e.gw.ev.ExecutorRegistered(gateway.ExecutorInfo{ID: e.id, Host: a.host, AgentID: a.id, Cores: e.cores})
 	})
 }
 
@@ -191,9 +194,9 @@ func (m *master) finishCoarse(ct *ctask) {
 		return
 	}
 	u.Attempt, u.ExecutorId = ct.td.Attempt, e.id
-	m.fromExec(e.id, func() {
+	m.fromExec(e.gw, e.id, func() {
 		m.s.logf("update %d %s from %s", u.TaskId, u.State, e.id)
-		m.gw.ev.StatusUpdate(u)
+		e.gw.ev.StatusUpdate(u)
 	})
 }
 
@@ -209,7 +212,7 @@ func (m *master) killCoarse(e *executor, taskID uint64) {
 	e.tasks--
 	m.s.logf("kill %d on %s", taskID, e.id)
 	u := &flintpb.StatusUpdate{TaskId: taskID, Attempt: ct.td.Attempt, ExecutorId: e.id, State: flintpb.TaskState_TASK_KILLED}
-	m.fromExec(e.id, func() { m.gw.ev.StatusUpdate(u) })
+	m.fromExec(e.gw, e.id, func() { e.gw.ev.StatusUpdate(u) })
 }
 
 // exitCoarse ends executor e's process: its running tasks and outputs go
@@ -220,7 +223,7 @@ func (m *master) exitCoarse(e *executor, state mesos.TaskState, reason *mesos.Ta
 	delete(m.execIdx, e.id)
 	delete(a.execs, e.id)
 	e.coarse, e.tasks = nil, 0
-	m.breakStream(e.id, why)
+	m.breakStream(e.gw, e.id, why)
 	if t := m.tasks[e.id]; t != nil && m.end(t) && !a.gone {
 		m.deliver(status(t, state, mesos.SOURCE_AGENT, reason, nil))
 	}
@@ -228,10 +231,10 @@ func (m *master) exitCoarse(e *executor, state mesos.TaskState, reason *mesos.Ta
 
 // breakStream delivers the end of an executor's stream after its last
 // message: the gateway then refuses calls on it.
-func (m *master) breakStream(id, why string) {
-	m.fromExec(id, func() {
+func (m *master) breakStream(gw *streams, id, why string) {
+	m.fromExec(gw, id, func() {
 		m.s.logf("stream of %s ends: %s", id, why)
-		m.gw.broken[id] = true
-		m.gw.ev.ExecutorLost(id, why)
+		gw.broken[id] = true
+		gw.ev.ExecutorLost(id, why)
 	})
 }

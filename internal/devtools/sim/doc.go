@@ -47,7 +47,11 @@
 // (stragglers, for speculation); master failovers and driver↔master
 // network partitions (calls lost, events held, then a re-subscription,
 // after which the master answers the connection's explicit
-// reconciliation: TASK_LOST for a task it never heard of).
+// reconciliation: TASK_LOST for a task it never heard of); and the driver
+// process dying (restart.go): a new driver and backend subscribe with the
+// same framework id after 1–20 s, the master (which kept the framework,
+// its tasks and executors, and held their updates) answers its implicit
+// reconciliation, and the new driver runs every job again.
 //
 // Invariants (checked after every step; the first violation ends the run
 // with the seed, the violation and the last steps of the trace):
@@ -57,7 +61,9 @@
 //     more than its resources;
 //   - every task attempt the driver launched ends exactly once (one
 //     terminal update reaches the driver), and no update reaches it for
-//     an attempt it never launched;
+//     an attempt it never launched — per driver: no Mesos task id is
+//     launched by two drivers, and a successor counts no update of its
+//     predecessor's tasks;
 //   - a job's results are its partitions' own, each computed from every
 //     map output read exactly once (a value built from a stale or partial
 //     snapshot of the map-output tracker differs), and no job fails;
@@ -71,6 +77,13 @@
 //     executor the backend reported lost before (checked after every
 //     step, against the tracker itself: Driver.InspectMapOutputs);
 //   - no executor is left once the jobs ended and their shuffles were
-//     released, and the run quiesces within its virtual time limit (so
-//     resubmissions terminate).
+//     released, nothing of a dead driver once its successor's jobs ended,
+//     and the run quiesces within its virtual time limit (so
+//     resubmissions terminate);
+//   - the driver's memory per map output and per task stays within the
+//     bounds memory.go states: the map-output tracker's bytes per shuffle
+//     (a record per map, a byte per reducer below 2,000 reducers, the
+//     highly compressed form's bitmap and average from there on) and per
+//     location, and the driver core's attempts, task sets, jobs and stage
+//     statuses (Driver.InspectRetained) no more than are live.
 package sim

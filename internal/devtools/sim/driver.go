@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -48,6 +49,13 @@ type simDriver struct {
 	s   *Sim
 	d   *driver.Driver
 	bus *flintevent.Bus
+	inc *incarnation
+	// dead is set when the driver's process died (restart.go): the calls
+	// its backend still makes are dropped.
+	dead atomic.Bool
+	// base is the jobs earlier drivers submitted: this one's job ids and
+	// shuffle ids start there.
+	base int
 
 	pending  bool // inputs queued for the driver since its last step
 	jobs     []*simJob
@@ -63,6 +71,13 @@ type simDriver struct {
 	// whose FINISHED reached the driver first: the result it must accept,
 	// once (a later success is a duplicate it drops, Spark's rule).
 	firstDone map[outputKey]uint64
+	// live is the attempts launched and not ended, liveSets how many of
+	// them each task set has; locs are the map outputs' locations the
+	// driver was told of, locBytes their bound (memory.go)
+	live     int
+	liveSets map[string]int
+	locs     map[mapoutput.Location]struct{}
+	locBytes int
 }
 
 // simJob is one job: a map stage of maps tasks writing shuffle id, then a
@@ -97,7 +112,7 @@ func newDriver(s *Sim) (*simDriver, error) {
 	log.SetOutput(io.Discard)
 	log.SetLevel(logrus.PanicLevel)
 	sd := &simDriver{s: s, bus: flintevent.NewBus(0), attempts: map[uint64]*attempt{}, gens: map[string]int{}, execs: map[string]int{},
-		firstDone: map[outputKey]uint64{}}
+		firstDone: map[outputKey]uint64{}, liveSets: map[string]int{}, locs: map[mapoutput.Location]struct{}{}}
 	sd.d, err = driver.New(driver.Config{Sched: sched, Now: s.clk.Now, Bus: sd.bus, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("sim: driver: %w", err)
@@ -119,7 +134,8 @@ func (sd *simDriver) stop() {
 }
 
 func (sd *simDriver) submit() {
-	j := &simJob{id: len(sd.jobs), shuffle: len(sd.jobs), maps: sd.s.cfg.Tasks, reduces: max(1, sd.s.cfg.Tasks/4)}
+	id := sd.base + len(sd.jobs)
+	j := &simJob{id: id, shuffle: id, maps: sd.s.cfg.Tasks, reduces: max(1, sd.s.cfg.Tasks/4)}
 	j.mapAccs = make([]int, j.maps)
 	if r := sd.s.cfg.Reducers; r > 0 {
 		j.reduces = r
@@ -142,6 +158,9 @@ func (sd *simDriver) submit() {
 }
 
 func (sd *simDriver) tick() {
+	if sd.dead.Load() {
+		return
+	}
 	sd.d.Step(true)
 	sd.afterStep()
 	if !sd.done() {
@@ -151,7 +170,7 @@ func (sd *simDriver) tick() {
 
 // step steps the driver with what was queued for it; false when nothing was.
 func (sd *simDriver) step() bool {
-	if !sd.pending {
+	if !sd.pending || sd.dead.Load() {
 		return false
 	}
 	sd.pending = false
@@ -247,6 +266,7 @@ func (sd *simDriver) apply(b backend.Batch) {
 			a.gen = -1
 		}
 		sd.attempts[td.TaskID] = a
+		sd.liveAttempt(a, true)
 		sd.s.logf("launch %d (%s/%d attempt %d) on %s", td.TaskID, td.TaskSetID, td.Index, td.Attempt, td.ExecutorID)
 	}
 	for _, k := range b.Kills {
@@ -259,6 +279,9 @@ func (sd *simDriver) apply(b backend.Batch) {
 
 // ExecutorUp implements backend.Driver.
 func (sd *simDriver) ExecutorUp(id, host string, cores int) {
+	if sd.dead.Load() {
+		return // its process died: nothing it does reaches anyone
+	}
 	sd.s.record(func() {
 		sd.s.logf("driver: executor %s has %d cores", id, cores)
 		sd.execs[id] = cores
@@ -269,6 +292,9 @@ func (sd *simDriver) ExecutorUp(id, host string, cores int) {
 
 // ExecutorLost implements backend.Driver.
 func (sd *simDriver) ExecutorLost(id, reason string, causedByApp bool) {
+	if sd.dead.Load() {
+		return // its process died: nothing it does reaches anyone
+	}
 	sd.s.record(func() {
 		sd.s.logf("driver: executor %s lost: %s", id, firstLine(reason))
 		if sd.s.cfg.Coarse {
@@ -277,6 +303,7 @@ func (sd *simDriver) ExecutorLost(id, reason string, causedByApp bool) {
 			for _, a := range sd.attempts {
 				if a.exec == id && a.ends == 0 {
 					a.ends = 1
+					sd.liveAttempt(a, false)
 				}
 			}
 		}
@@ -289,6 +316,9 @@ func (sd *simDriver) ExecutorLost(id, reason string, causedByApp bool) {
 
 // StatusUpdate implements backend.Driver.
 func (sd *simDriver) StatusUpdate(u *backend.StatusUpdate) {
+	if sd.dead.Load() {
+		return // its process died: nothing it does reaches anyone
+	}
 	sd.s.record(func() {
 		a := sd.attempts[u.TaskID]
 		if a == nil {
@@ -301,6 +331,9 @@ func (sd *simDriver) StatusUpdate(u *backend.StatusUpdate) {
 		}
 		if u.State != scheduler.Running {
 			a.ends++
+			if a.ends == 1 {
+				sd.liveAttempt(a, false)
+			}
 			if a.ends > 1 {
 				sd.s.fail("attempt %d (%s/%d) ended %d times", u.TaskID, a.taskSet, a.index, a.ends)
 				return
@@ -326,7 +359,14 @@ func (sd *simDriver) finishedUpdate(a *attempt, u *backend.StatusUpdate) {
 		sd.s.fail("attempt %d: undecodable output: %v", u.TaskID, err)
 		return
 	}
+	if len(out.Sizes) > 0 { // a map output: the location the tracker interns
+		sd.noteLocation(mapoutput.Location{ExecutorID: a.exec, Host: out.Location.Host, Address: out.Location.Address})
+	}
 	body, tg, ok := parseTag(out.Value)
+	if ok && (tg.shuffle < sd.base || tg.shuffle >= sd.base+len(sd.jobs)) {
+		sd.s.fail("attempt %d's FINISHED carries the value of shuffle %d, no job of driver %d's: a predecessor's task's update counted for it", u.TaskID, tg.shuffle, sd.inc.n)
+		return
+	}
 	if ok && len(body) > 0 { // a result task's
 		k := outputKey{tg.shuffle, tg.partition}
 		if _, seen := sd.firstDone[k]; !seen {
@@ -357,24 +397,30 @@ func (sd *simDriver) mapAccumulator(j *simJob, shuffle, m int, v []byte) {
 
 // Abort implements backend.Driver.
 func (sd *simDriver) Abort(reason string) {
+	if sd.dead.Load() {
+		return // its process died: nothing it does reaches anyone
+	}
 	sd.s.record(func() { sd.s.fail("the backend aborted the jobs: %s", reason) })
 }
 
 // check asserts, between steps, that the tracker holds no map output
 // written by an attempt on an executor generation the driver was told is
-// lost.
+// lost, and that the driver's memory per map output and per task stays
+// within its bounds (memory.go).
 func (sd *simDriver) check() {
-	if sd.s.cfg.SkipTrackerCheck {
+	if sd.s.cfg.SkipTrackerCheck || sd.dead.Load() {
 		return
 	}
 	sd.d.InspectMapOutputs(func(tr *mapoutput.Tracker, _ time.Time) {
 		for _, sh := range tr.Shuffles() {
-			n, _, _ := tr.Shape(sh)
+			n, reduces, _ := tr.Shape(sh)
+			registered := 0
 			for m := range n {
 				loc, tid, ok := tr.Output(sh, m)
 				if !ok {
 					continue
 				}
+				registered++
 				a := sd.attempts[tid]
 				if a == nil {
 					sd.s.fail("shuffle %d map %d registered from attempt %d, which the driver never launched", sh, m, tid)
@@ -385,8 +431,21 @@ func (sd *simDriver) check() {
 					return
 				}
 			}
+			bytes, err := tr.MapOutputBytes(sh)
+			if err != nil {
+				sd.s.fail("shuffle %d: %v", sh, err)
+				return
+			}
+			if v := trackerBound(sh, n, reduces, registered, bytes); v != "" {
+				sd.s.fail("%s", v)
+				return
+			}
+		}
+		if n := tr.LocationBytes(); n > sd.locBytes {
+			sd.s.fail("the map-output tracker's locations take %d bytes, over their bound %d for the %d locations the driver was told of", n, sd.locBytes, len(sd.locs))
 		}
 	})
+	sd.checkRetained()
 }
 
 // finalCheck asserts what holds once the run is done: each attempt ended

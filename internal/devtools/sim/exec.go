@@ -134,7 +134,7 @@ func (e *executor) release(shuffle int, all bool) {
 // first reducer runs.
 func (m *master) mapStatuses(e *executor) *stagetask.MapStatuses {
 	if e.statuses == nil {
-		e.statuses = stagetask.NewMapStatuses(m.s.d.d.StatusSource())
+		e.statuses = stagetask.NewMapStatuses(m.statusSource(e))
 	}
 	return e.statuses
 }

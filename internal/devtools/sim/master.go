@@ -33,8 +33,12 @@ type master struct {
 	alloc *allocator.Allocator
 	cfg   *config.Config
 	h     mesosconn.Handler
-	gw    *streams // the coarse backend's executor gateway (nil with fine)
-	info  mesos.MasterInfo
+	inc   *incarnation // the driver process that dialed last (restart.go)
+	gw    *streams     // its coarse backend's executor gateway (nil with fine)
+	// launchedBy is the driver incarnation that launched each Mesos task id
+	// (kept only with restarts on: launchedOnce).
+	launchedBy map[string]int
+	info       mesos.MasterInfo
 
 	agents    map[string]*agent
 	offers    map[string]*offer    // outstanding
@@ -107,6 +111,8 @@ type executor struct {
 	// reduce tasks cut their blocks from (as a real executor's
 	// stagetask.Env; loaded from the driver in process)
 	statuses *stagetask.MapStatuses
+	inc      int      // the driver incarnation that launched it
+	gw       *streams // a coarse executor's gateway: its driver's
 }
 
 type offer struct {
@@ -121,6 +127,7 @@ type mtask struct {
 	flintID         uint64
 	stage           *stagetask.Task
 	coarse          bool // a coarse executor (a command task; exec is its own id)
+	inc             int  // the driver incarnation that launched it
 }
 
 func newMaster(s *Sim, alloc *allocator.Allocator, cfg *config.Config) *master {
@@ -128,15 +135,9 @@ func newMaster(s *Sim, alloc *allocator.Allocator, cfg *config.Config) *master {
 	// (their reports are Mesos' status alone, written in their owner's
 	// round) — nothing leaves the process.
 	return &master{s: s, alloc: alloc, cfg: cfg, info: mesos.MasterInfo{ID: "sim-m1"}, demand: true,
-		unended: map[string]bool{}, forwarded: map[string]mesos.TaskStatus{}, agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{}, agentLast: map[string]time.Time{},
+		launchedBy: map[string]int{},
+		unended:    map[string]bool{}, forwarded: map[string]mesos.TaskStatus{}, agents: map[string]*agent{}, offers: map[string]*offer{}, tasks: map[string]*mtask{}, execIdx: map[string]*executor{}, agentLast: map[string]time.Time{},
 		idle: cfg.Duration("flint.mesos.fine.executorIdleTimeout")}
-}
-
-// dial is the backend's mesosbackend.Dialer.
-func (m *master) dial(_ context.Context, h mesosconn.Handler) (mesosbackend.Conn, string, error) {
-	m.h = h
-	m.alloc.AddFramework(allocator.FrameworkInfo{ID: frameworkID}, true, nil)
-	return conn{m}, "flint", nil
 }
 
 // start subscribes the framework, registers the agents and arms the
@@ -152,7 +153,7 @@ func (m *master) start() {
 		n  int
 		fn func()
 		at time.Duration // fixed, instead of while work runs
-	}{{f.AgentLosses, m.loseAgent, 0}, {f.Crashes, m.crashExecutor, 0}, {f.Failovers, m.failover, m.s.cfg.FailoverAt}, {f.Partitions, m.partition, 0}} {
+	}{{f.AgentLosses, m.loseAgent, 0}, {f.Crashes, m.crashExecutor, 0}, {f.Failovers, m.failover, m.s.cfg.FailoverAt}, {f.Partitions, m.partition, 0}, {f.Restarts, m.s.killDriver, 0}} {
 		for range fault.n {
 			at := fault.at
 			if at == 0 {
@@ -225,7 +226,7 @@ func (m *master) allocate() {
 		mo := mesos.Offer{ID: mesos.OfferID{Value: o.id}, FrameworkID: mesos.FrameworkID{Value: frameworkID},
 			AgentID: mesos.AgentID{Value: g.AgentID}, Hostname: a.host, Resources: res}
 		for _, e := range sortedKeys(a.execs) {
-			if m.s.cfg.Coarse {
+			if m.s.cfg.Coarse || m.s.cfg.hideExecutors {
 				break // command tasks: Mesos lists no executor of the framework
 			}
 			mo.ExecutorIDs = append(mo.ExecutorIDs, mesos.ExecutorID{Value: e})
@@ -384,7 +385,7 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 		eid := ti.Executor.ExecutorID.Value
 		if a.execs[eid] == nil && newExecs[eid] == nil {
 			e := &executor{id: eid, agent: a, cpus: mesosconn.Scalar(ti.Executor.Resources, "cpus"), mem: mesosconn.Scalar(ti.Executor.Resources, "mem"),
-				outputs: map[outputKey]bool{}}
+				outputs: map[outputKey]bool{}, inc: m.inc.n}
 			newExecs[eid] = e
 			needC += e.cpus
 			needM += e.mem
@@ -436,7 +437,10 @@ func (m *master) launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) {
 		}
 		t := &mtask{id: ti.TaskID.Value, agent: agentID, exec: ti.Executor.ExecutorID.Value,
 			cpus: mesosconn.Scalar(ti.Resources, "cpus"), mem: mesosconn.Scalar(ti.Resources, "mem"),
-			flintID: td.TaskId, stage: st}
+			flintID: td.TaskId, stage: st, inc: m.inc.n}
+		if !m.launchedOnce(t.id) {
+			return
+		}
 		if m.tasks[t.id] != nil {
 			m.s.fail("task id %s launched while a task of that id is live", t.id)
 			return
@@ -469,7 +473,10 @@ func (m *master) launchCoarse(ids []string, agentID string, offC, offM, needC, n
 	for i := range tasks {
 		ti := &tasks[i]
 		t := &mtask{id: ti.TaskID.Value, agent: agentID, exec: ti.TaskID.Value, coarse: true,
-			cpus: mesosconn.Scalar(ti.Resources, "cpus"), mem: mesosconn.Scalar(ti.Resources, "mem")}
+			cpus: mesosconn.Scalar(ti.Resources, "cpus"), mem: mesosconn.Scalar(ti.Resources, "mem"), inc: m.inc.n}
+		if !m.launchedOnce(t.id) {
+			return
+		}
 		if m.tasks[t.id] != nil || m.execIdx[t.id] != nil {
 			m.s.fail("executor task id %s launched while one of that id is live", t.id)
 			return
@@ -544,8 +551,10 @@ func (m *master) kill(taskID string, agentID string) {
 		return
 	}
 	m.s.logf("kill %s", taskID)
+	m.inflight++ // the kill's effect is on its way: the run is not quiet
 	if t.coarse {
 		m.s.at(time.Millisecond, func() {
+			m.inflight--
 			if e := m.execIdx[t.id]; e != nil {
 				m.exitCoarse(e, mesos.TASK_KILLED, nil, "killed through Mesos")
 			}
@@ -553,6 +562,7 @@ func (m *master) kill(taskID string, agentID string) {
 		return
 	}
 	m.s.at(time.Millisecond, func() {
+		m.inflight--
 		if m.end(t) {
 			m.deliver(status(t, mesos.TASK_KILLED, mesos.SOURCE_EXECUTOR, nil, nil))
 		}
@@ -601,8 +611,8 @@ func (m *master) loseAgent() {
 		if t := m.tasks[id]; t.agent == a.id {
 			m.end(t)
 			m.deliver(status(t, mesos.TASK_LOST, mesos.SOURCE_MASTER, &reason, nil))
-			if t.coarse { // the process is gone with its agent: its stream breaks
-				m.breakStream(t.id, "its agent was lost")
+			if e := a.execs[t.id]; t.coarse && e != nil { // the process is gone with its agent: its stream breaks
+				m.breakStream(e.gw, t.id, "its agent was lost")
 			}
 		}
 	}
@@ -613,15 +623,20 @@ func (m *master) loseAgent() {
 // quiet reports whether no task is live, nothing is on its way and no
 // executor is left — or, with coarse executors (which live until the
 // driver stops), none runs a task or holds a map output.
+//
+// Only the live driver's work counts: what an earlier driver left is
+// checkNoneLeft's.
 func (m *master) quiet() bool {
 	if m.inflight > 0 {
 		return false
 	}
-	if !m.s.cfg.Coarse {
-		return len(m.tasks) == 0 && len(m.execIdx) == 0
+	for _, t := range m.tasks {
+		if t.inc == m.inc.n && !t.coarse {
+			return false
+		}
 	}
 	for _, e := range m.execIdx {
-		if e.tasks > 0 || len(e.outputs) > 0 {
+		if e.inc == m.inc.n && (!m.s.cfg.Coarse || e.tasks > 0 || len(e.outputs) > 0) {
 			return false
 		}
 	}
@@ -633,15 +648,20 @@ func (m *master) executors() int { return len(m.execIdx) }
 
 // check asserts that no agent runs more than it has and that the
 // framework holds no more cpus than flint.cores.max, as the master
-// accounts them (its live tasks' and executors').
+// accounts them (the live driver's tasks and executors: a dead
+// predecessor's, which it kills as it learns of them, are not its).
 func (m *master) check() {
 	if c := m.s.cfg.CoresMax; c > 0 {
 		var held float64
 		for _, t := range m.tasks {
-			held += t.cpus
+			if t.inc == m.inc.n {
+				held += t.cpus
+			}
 		}
 		for _, e := range m.execIdx {
-			held += e.cpus
+			if e.inc == m.inc.n {
+				held += e.cpus
+			}
 		}
 		if held > float64(c)+eps {
 			m.s.fail("the framework holds %.2f cpus, over flint.cores.max=%d", held, c)
@@ -663,27 +683,56 @@ func (m *master) check() {
 // conn is the backend's mesosbackend.Conn: each call is recorded on the
 // backend's owner goroutine and handled by the sim after the backend's
 // Flush, in the order made.
-type conn struct{ m *master }
+//
+// A dead driver's conn drops every call, made or on its way (restart.go).
+type conn struct {
+	m   *master
+	inc *incarnation
+}
+
+// record queues call fn for the master, after the network's delay; a
+// call of a driver dead by then is dropped.
+func (c conn) record(fn func()) {
+	if !c.inc.alive() {
+		return
+	}
+	c.m.s.record(func() {
+		if c.inc.alive() {
+			c.m.call(func() {
+				if c.inc.alive() {
+					fn()
+				}
+			})
+		}
+	})
+}
 
 var _ mesosbackend.Conn = conn{}
 
 func (c conn) Launch(offerIDs []mesos.OfferID, tasks []mesos.TaskInfo) error {
-	if c.m.down { // read during a Flush: the sim's goroutine waits in it
+	if c.m.down || !c.inc.alive() { // read during a Flush: the sim's goroutine waits in it
 		return errDisconnected
 	}
 	offerIDs, tasks = slices.Clone(offerIDs), slices.Clone(tasks)
 	c.m.s.record(func() {
+		if !c.inc.alive() {
+			return
+		}
 		for i := range tasks {
 			c.m.unended[tasks[i].TaskID.Value] = true
 		}
-		c.m.call(func() { c.m.launch(offerIDs, tasks) })
+		c.m.call(func() {
+			if c.inc.alive() {
+				c.m.launch(offerIDs, tasks)
+			}
+		})
 	})
 	return nil
 }
 
 func (c conn) Decline(offerIDs []mesos.OfferID, why mesosconn.DeclineReason) error {
 	offerIDs = slices.Clone(offerIDs)
-	c.m.s.record(func() { c.m.call(func() { c.m.decline(offerIDs, why) }) })
+	c.record(func() { c.m.decline(offerIDs, why) })
 	return nil
 }
 
@@ -707,9 +756,18 @@ func (m *master) decline(offerIDs []mesos.OfferID, why mesosconn.DeclineReason) 
 }
 
 func (c conn) SetDemand(on bool) {
+	if !c.inc.alive() {
+		return
+	}
 	c.m.s.record(func() {
+		if !c.inc.alive() {
+			return
+		}
 		c.m.demand = on
 		c.m.call(func() {
+			if !c.inc.alive() {
+				return
+			}
 			c.m.s.logf("demand %v", on)
 			if on {
 				c.m.alloc.Revive(frameworkID, nil)
@@ -721,22 +779,25 @@ func (c conn) SetDemand(on bool) {
 }
 
 func (c conn) Kill(taskID mesos.TaskID, agentID *mesos.AgentID) error {
-	if c.m.down {
+	if c.m.down || !c.inc.alive() {
 		return errDisconnected
 	}
 	agent := agentID.GetValue()
-	c.m.s.record(func() { c.m.call(func() { c.m.kill(taskID.Value, agent) }) })
+	c.record(func() { c.m.kill(taskID.Value, agent) })
 	return nil
 }
 
 func (c conn) Shutdown(executorID mesos.ExecutorID, agentID mesos.AgentID) error {
-	c.m.s.record(func() { c.m.s.logf("shutdown %s on %s (ignored)", executorID.Value, agentID.Value) })
+	if c.m.down || !c.inc.alive() {
+		return errDisconnected
+	}
+	c.record(func() { c.m.shutdown(executorID.Value, agentID.Value) })
 	return nil
 }
 
 func (c conn) Message(agentID mesos.AgentID, executorID mesos.ExecutorID, data []byte) error {
 	data = slices.Clone(data)
-	c.m.s.record(func() { c.m.call(func() { c.m.message(agentID.Value, executorID.Value, data) }) })
+	c.record(func() { c.m.message(agentID.Value, executorID.Value, data) })
 	return nil
 }
 
@@ -765,6 +826,9 @@ var errDisconnected = errors.New("sim: not subscribed: the master is failing ove
 func (c conn) FrameworkID() string { return frameworkID }
 
 func (c conn) Stop(_ context.Context, teardown bool) error {
+	if !c.inc.alive() {
+		return nil
+	}
 	c.m.s.record(func() {
 		c.m.stopped = true
 		c.m.s.logf("stop (teardown %v)", teardown)

@@ -61,6 +61,13 @@ type Config struct {
 	offerSkew  float64 // cpus the master adds to what it offers (a deliberate bug, for tests)
 	skipBlock  bool    // reducers of partition 0 skip a block (a deliberate bug, for tests)
 	forgetLoss string  // launches on executors with this prefix count as before a loss (for tests)
+	// hideExecutors: offers list no executor (a deliberately broken
+	// master, for tests: a successor cannot see its predecessor's idle
+	// fine executors)
+	hideExecutors bool
+	// untaggedSuccessor: a restarted driver is not told the framework id
+	// it takes over, so its ids are untagged (a deliberate bug, for tests)
+	untaggedSuccessor bool
 }
 
 // Faults are the probabilities and counts of injected faults.
@@ -74,6 +81,12 @@ type Faults struct {
 	Crashes     int           // executors crashed during the run (their tasks FAILED, outputs gone)
 	Failovers   int           // master failovers during the run (new leader id, offers void)
 	Partitions  int           // driver↔master network partitions during the run (calls lost, events held, then healed)
+	// Restarts are driver processes that die during the run (no Stop: the
+	// master keeps the framework, its tasks and executors, and holds its
+	// updates), each replaced 1–20 s later by a new driver subscribing
+	// with the same framework id (flint.mesos.driver.frameworkId), which
+	// runs every job again from the start (restart.go).
+	Restarts int
 }
 
 // DefaultConfig is the CI run's cluster: 20 agents of 8 cpus, 3 jobs of
@@ -120,6 +133,17 @@ func Profile(seed int64) Config {
 		c.CoresMax = 4 + r.IntN(60)
 	}
 	c.Faults.Partitions = r.IntN(2)
+	if r.IntN(4) == 0 {
+		c.Faults.Restarts = 1
+	}
+	return c
+}
+
+// profileBeforeRestarts is Profile as it was before the driver restart
+// fault: what the regression seeds found before it existed ran.
+func profileBeforeRestarts(seed int64) Config {
+	c := Profile(seed)
+	c.Faults.Restarts = 0
 	return c
 }
 
@@ -127,7 +151,7 @@ func Profile(seed int64) Config {
 // knobs drawn after it: what the regression seeds found with fine ran.
 func fineProfile(seed int64) Config {
 	c := Profile(seed)
-	c.Coarse, c.CoresMax, c.Faults.Partitions = false, 0, 0
+	c.Coarse, c.CoresMax, c.Faults.Partitions, c.Faults.Restarts = false, 0, 0, 0
 	return c
 }
 
@@ -157,6 +181,7 @@ type Result struct {
 	Violation  string   // "" when every invariant held
 	Trace      []string // the last steps, for a violation's report
 	AgentsLost int
+	Restarts   int // driver processes that died and were replaced
 	// TrackerBytes is the map-output tracker's memory for the largest
 	// job's shuffle (Tracker.MapOutputBytes plus LocationBytes) as the
 	// job ended, and TrackerOutputs that shuffle's map outputs.
@@ -222,9 +247,14 @@ type Sim struct {
 	outMu sync.Mutex
 	out   []func() // calls the backend made, in order, handled after its Flush
 
-	b simBackend
+	b simBackend // the live driver's backend (nil while no driver runs)
 	m *master
-	d *simDriver
+	d *simDriver // the live driver (or, while none runs, the dead one)
+	// inc is the driver incarnation: 0 for the first driver process, one
+	// more after each restart (restart.go).
+	inc     int
+	stops   []func()     // what ends each driver's goroutines, run's last
+	drivers []*simDriver // every incarnation's, oldest first
 }
 
 // simBackend is the Mesos backend under simulation: fine's or coarse's,
@@ -244,10 +274,14 @@ func Run(seed int64, cfg Config) (res Result) {
 		res.Steps = s.steps
 		res.Violation = s.violation
 		res.Digest = s.hash
+		res.Restarts = s.inc
 		res.Trace = s.tail()
-		if s.d != nil {
-			res.Attempts, res.Finished = len(s.d.attempts), s.d.finished
-			res.TrackerBytes, res.TrackerOutputs = s.d.trackerBytes, s.d.trackerOutputs
+		for _, d := range s.drivers {
+			res.Attempts += len(d.attempts)
+			res.Finished += d.finished
+			if d.trackerOutputs >= res.TrackerOutputs {
+				res.TrackerBytes, res.TrackerOutputs = d.trackerBytes, d.trackerOutputs
+			}
 		}
 		if s.m != nil {
 			res.AgentsLost = s.m.lost
@@ -260,57 +294,23 @@ func Run(seed int64, cfg Config) (res Result) {
 }
 
 func (s *Sim) run() error {
-	conf := []string{
-		"flint.master=mesos://sim:5050", "flint.mesos.coarse=" + strconv.FormatBool(s.cfg.Coarse), "flint.driver.host=127.0.0.1",
-		"flint.executor.uri=http://sim/flint-executor", "flint.executor.memory=512m",
-		"flint.mesos.executor.memoryOverhead=128m", "flint.mesos.mesosExecutor.cores=0.5",
-		"flint.mesos.fine.offerHoldTime=1s", "flint.mesos.fine.noFitTimeout=10min",
-		"flint.mesos.coarse.noExecutorTimeout=10min",
-	}
-	if s.cfg.CoresMax > 0 {
-		conf = append(conf, "flint.cores.max="+strconv.Itoa(s.cfg.CoresMax))
-	}
-	cfg, err := config.Load(config.LoadOptions{Conf: conf})
+	cfg, err := s.config()
 	if err != nil {
-		return fmt.Errorf("sim: config: %w", err)
+		return err
 	}
-	mst, err := backend.ParseMaster(cfg.String("flint.master"))
-	if err != nil {
-		return fmt.Errorf("sim: master: %w", err)
-	}
-	log := logrus.New()
-	log.SetLevel(logrus.PanicLevel)
 	alloc, err := allocator.New(allocator.Config{}, rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64())))
 	if err != nil {
 		return fmt.Errorf("sim: allocator: %w", err)
 	}
 	s.m = newMaster(s, alloc, cfg)
-	s.d, err = newDriver(s)
-	if err != nil {
+	defer func() {
+		for _, stop := range slices.Backward(s.stops) {
+			stop()
+		}
+	}()
+	if err := s.startDriver(cfg); err != nil {
 		return err
 	}
-	defer s.d.stop()
-	p := backend.Params{Master: mst, Config: cfg, Logger: log}
-	if s.cfg.Coarse {
-		s.b, err = coarse.NewBackend(p, coarse.WithDialer(s.m.dial), coarse.WithClock(s.clk),
-			coarse.WithStreams(s.m.newStreams, "sim-driver:7077"))
-	} else {
-		s.b, err = fine.NewBackend(p, fine.WithDialer(s.m.dial), fine.WithClock(s.clk))
-	}
-	if err != nil {
-		return fmt.Errorf("sim: backend: %w", err)
-	}
-	s.d.d.SetBackend(backendSide{Backend: s.b, sd: s.d})
-	if err := s.b.Start(context.Background(), s.d); err != nil {
-		return fmt.Errorf("sim: start: %w", err)
-	}
-	defer func() {
-		// Cancelled: coarse's Stop waits for no executor's end on the
-		// sim's clock (the run is over; what it calls is not simulated).
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		_ = s.b.Stop(ctx)
-	}()
 	s.m.start()
 	s.d.start()
 	s.settle()
@@ -338,10 +338,89 @@ func (s *Sim) run() error {
 	}
 	if s.violation == "" {
 		s.d.finalCheck()
+		s.m.checkNoneLeft()
 	}
 	if s.violation != "" {
 		return errViolation
 	}
+	return nil
+}
+
+// config is driver incarnation s.inc's configuration: a successor
+// subscribes with its predecessor's framework id; with restarts on, every
+// driver asks the master to keep its framework for a successor.
+func (s *Sim) config() (*config.Config, error) {
+	conf := []string{
+		"flint.master=mesos://sim:5050", "flint.mesos.coarse=" + strconv.FormatBool(s.cfg.Coarse), "flint.driver.host=127.0.0.1",
+		"flint.executor.uri=http://sim/flint-executor", "flint.executor.memory=512m",
+		"flint.mesos.executor.memoryOverhead=128m", "flint.mesos.mesosExecutor.cores=0.5",
+		"flint.mesos.fine.offerHoldTime=1s", "flint.mesos.fine.noFitTimeout=10min",
+		"flint.mesos.coarse.noExecutorTimeout=10min",
+	}
+	if s.cfg.CoresMax > 0 {
+		conf = append(conf, "flint.cores.max="+strconv.Itoa(s.cfg.CoresMax))
+	}
+	if s.cfg.Faults.Restarts > 0 {
+		conf = append(conf, "flint.mesos.failoverTimeout=10min")
+	}
+	if s.inc > 0 && !s.cfg.untaggedSuccessor {
+		conf = append(conf, "flint.mesos.driver.frameworkId="+frameworkID)
+	}
+	cfg, err := config.Load(config.LoadOptions{Conf: conf})
+	if err != nil {
+		return nil, fmt.Errorf("sim: config: %w", err)
+	}
+	return cfg, nil
+}
+
+// startDriver starts driver incarnation s.inc: the real driver and a real
+// backend, whose Start dials the simulated master (the subscription is
+// the master's to make).
+func (s *Sim) startDriver(cfg *config.Config) error {
+	mst, err := backend.ParseMaster(cfg.String("flint.master"))
+	if err != nil {
+		return fmt.Errorf("sim: master: %w", err)
+	}
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	d, err := newDriver(s)
+	if err != nil {
+		return err
+	}
+	s.d = d
+	s.drivers = append(s.drivers, d)
+	s.stops = append(s.stops, d.stop)
+	inc := &incarnation{n: s.inc}
+	d.inc = inc
+	p := backend.Params{Master: mst, Config: cfg, Logger: log}
+	tag := "d" + strconv.Itoa(s.inc) // a successor's id tag (mesosbackend.TaskIDPrefix), the seed's
+	var b simBackend
+	if s.cfg.Coarse {
+		b, err = coarse.NewBackend(p, coarse.WithDialer(s.m.dialer(inc)), coarse.WithClock(s.clk), coarse.WithIDTag(tag),
+			coarse.WithStreams(s.m.newStreams(inc), "sim-driver:7077"))
+	} else {
+		b, err = fine.NewBackend(p, fine.WithDialer(s.m.dialer(inc)), fine.WithClock(s.clk), fine.WithIDTag(tag))
+	}
+	if err != nil {
+		return fmt.Errorf("sim: backend: %w", err)
+	}
+	s.b = b
+	d.d.SetBackend(backendSide{Backend: b, sd: d})
+	if err := b.Start(context.Background(), d); err != nil {
+		return fmt.Errorf("sim: start: %w", err)
+	}
+	var once sync.Once
+	inc.stop = func() {
+		once.Do(func() {
+			// Cancelled: coarse's Stop waits for no executor's end on
+			// the sim's clock (the run is over, or the driver died:
+			// nothing it calls reaches the simulated cluster).
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_ = b.Stop(ctx)
+		})
+	}
+	s.stops = append(s.stops, inc.stop)
 	return nil
 }
 
@@ -362,7 +441,9 @@ func (s *Sim) record(fn func()) {
 // calls it made, until neither side has anything left.
 func (s *Sim) settle() {
 	for {
-		s.b.Flush()
+		if s.b != nil {
+			s.b.Flush()
+		}
 		s.outMu.Lock()
 		out := s.out
 		s.out = nil

@@ -134,6 +134,9 @@ type agentExec struct {
 	up       bool                // generation gen sent an update of its own: it came up
 	lossSeen bool                // a task of generation gen was lost before it came up (counted once)
 	exited   bool                // Mesos reported generation gen gone (FAILURE): offers made before still list it
+	// agentLost: the agent is gone, and every executor with it; nothing
+	// of it runs again (a returning agent has a new id)
+	agentLost bool
 	// launched are the generations launched whose exit Mesos has not
 	// reported yet, oldest first; lastExited is the one the last FAILURE
 	// was attributed to (exited), -1 for none.

@@ -418,7 +418,8 @@ func (b *Backend) planHeld(groups []*group, capped bool, pending float64) {
 				a.gen, a.genUsed, a.up, a.lossSeen = a.gen+1, false, false, false
 			}
 			a.exited = false // this launch starts the executor again
-			a.goneWhy = ""   // the driver keeps the id: a new executor's tasks are not the old one's
+			a.agentLost = false
+			a.goneWhy = "" // the driver keeps the id: a new executor's tasks are not the old one's
 			g.exec, g.gen = b.executorInfo(b.executorID(g.agentID), a.gen, g.host, s.Executor, s.ExecutorPorts), a.gen
 			a.info = g.exec
 		}

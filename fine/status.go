@@ -58,14 +58,17 @@ func (h handler) Update(st mesos.TaskStatus) {
 		return
 	}
 	refused, next := b.launchOutcome(t, st)
-	if a := b.agents[t.agentID]; a != nil && t.reused && !a.started && a.gen == t.gen &&
+	if a := b.agents[t.agentID]; a != nil && t.reused && !a.started && !a.agentLost && a.gen == t.gen &&
 		st.GetSource() == mesos.SOURCE_EXECUTOR && !terminal(state) {
 		// A task launched beside an executor Mesos then reported gone
 		// runs on the executor its agent started again for it (an
 		// executor URI without a spent credential): it runs, so shuffle
 		// releases and Stop's shutdown reach it again — without this it
 		// kept its map outputs, and so never exited idle, after the jobs
-		// ended (found by the simulation, seed 19).
+		// ended (found by the simulation, seed 19). Not after its agent's
+		// loss: a RUNNING sent before it and delivered after is no
+		// restart, and marking the lost executor started kept it from
+		// being reported lost (found by the simulation, seed 278).
 		a.started = true
 	}
 	if refused > 0 {
@@ -317,6 +320,9 @@ func (h handler) AgentLost(agentID mesos.AgentID) {
 	b := h.b
 	b.declineHeld(func(o *heldOffer) bool { return o.offer.AgentID.Value == agentID.Value }, mesosconn.DeclineUnfit)
 	b.log.WithField("agent", agentID.Value).Warnf("fine: agent %s lost; Mesos reports its tasks lost and they are retried elsewhere", agentID.Value)
+	if a := b.agents[agentID.Value]; a != nil {
+		a.agentLost = true
+	}
 	h.executorGone(agentID.Value, "agent "+agentID.Value+" lost", true)
 }
 

@@ -240,3 +240,33 @@ func TestRelaunchOfAnExitedExecutorIsLost(t *testing.T) {
 		}
 	}
 }
+
+// A RUNNING its executor sent before its agent was lost, reaching the
+// driver after the loss, does not make the lost executor look started
+// again (as an executor its agent restarts for a reused task does): once
+// the executor's last task ends, it is reported lost — else the driver
+// kept its map outputs and every reducer failed fetching them until the
+// job aborted (found by the simulation, fine seed 278).
+func TestRunningAfterTheAgentsLossKeepsTheExecutorLost(t *testing.T) {
+	d := &recorder{}
+	b := newTestBackend(d)
+	b.addTask(1)
+	tk := b.tasks[mesosTaskID(1)]
+	tk.reused, tk.gen = true, 1
+	b.agents["S0"] = &agentExec{id: executorID("S0"), added: true, live: 1, liveCPUs: 1, gen: 1, genUsed: true, lastExited: 0}
+	h := handler{b}
+	h.AgentLost(mesos.AgentID{Value: "S0"})
+	if len(d.lost) != 0 {
+		t.Fatalf("reported lost with a live task: %v", d.lost)
+	}
+	running := status(1, mesos.TASK_RUNNING, 0, nil)
+	running.Source = mesos.SOURCE_EXECUTOR.Enum()
+	running.Reason = nil
+	h.Update(running)
+	lost := status(1, mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED, nil)
+	lost.Source = mesos.SOURCE_MASTER.Enum()
+	h.Update(lost)
+	if len(d.lost) != 1 || d.lost[0] != executorID("S0") {
+		t.Fatalf("executors reported lost: %v, want %s once its last task ended", d.lost, executorID("S0"))
+	}
+}

@@ -235,6 +235,17 @@ func dockerCluster(t *testing.T, gw string) string {
 // core each), then args; it fails the test unless the driver exits 0.
 func submit(t *testing.T, bin, master, gw, image string, args ...string) (stdout, stderr string) {
 	t.Helper()
+	stdout, stderr, err := runSubmit(t, bin, master, gw, image, args...)
+	if err != nil {
+		t.Fatalf("flint submit: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
+// runSubmit is submit returning the driver's exit error instead of
+// failing the test on it.
+func runSubmit(t *testing.T, bin, master, gw, image string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"submit", "--master", "mesos://" + master,
@@ -244,10 +255,8 @@ func submit(t *testing.T, bin, master, gw, image string, args ...string) (stdout
 	cmd.Dir = t.TempDir()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("flint submit: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
-	}
-	return out.String(), errOut.String()
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // wordCountInPlainGo is the wordcount example's output for its bundled
@@ -273,4 +282,40 @@ func wordCountInPlainGo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return buf.String()
+}
+
+// An executor image the Docker daemon does not have (and no registry can
+// serve: these machines pull nothing) fails the job, in both modes, with
+// an error that names Mesos' reason — the agent's "Failed to run 'docker
+// pull <image>'" — instead of leaving the driver waiting for executors
+// that never start; the driver prints no result and exits non-zero. Coarse
+// mode excludes the agent after its executor failures and aborts once no
+// agent is left (flint.mesos.coarse.noExecutorTimeout); fine mode excludes
+// the executor from the task set, then aborts it as unschedulable after
+// flint.scheduler.excludeOnFailure.unschedulableTaskSetTimeout (Spark's
+// rule; 5 s here instead of 120 s), naming the last failure.
+func TestMissingImageFailsTheJob(t *testing.T) {
+	bin, _, gw := flintImage(t)
+	const image = "flint-no-such-image:dockerjob"
+	for _, mode := range []string{"coarse", "fine"} {
+		t.Run(mode, func(t *testing.T) {
+			master := dockerCluster(t, gw)
+			stdout, stderr, err := runSubmit(t, bin, master, gw, image, "--conf", "flint.mesos.coarse="+fmt.Sprint(mode == "coarse"),
+				"--conf", "flint.mesos.executor.agentExclusionTimeout=2h", "--conf", "flint.mesos.noOfferFitTimeout=1h",
+				"--conf", "flint.scheduler.excludeOnFailure.unschedulableTaskSetTimeout=5s",
+				"--example", "pi", "2", "100")
+			if err == nil {
+				t.Fatalf("flint submit exited 0 with a missing image\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("driver printed a result: %q", stdout)
+			}
+			last := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
+			for _, want := range []string{"flint: framework: job 0 (pi) aborted", "Failed to run 'docker pull " + image + "'", "REASON_CONTAINER_LAUNCH_FAILED"} {
+				if !strings.Contains(last, want) {
+					t.Errorf("the driver's last line lacks %q: %q\nstderr:\n%s", want, last, stderr)
+				}
+			}
+		})
+	}
 }

@@ -466,14 +466,21 @@ func (c *cluster) waitAgents(n int) {
 	})
 }
 
-// agentID is the Mesos agent id of a, from its /state.
+// agentID is the id agent a registered under, from its own /state,
+// waiting until it has one: the master lists an agent as soon as it
+// registers it, a moment before the agent has the master's answer.
 func (c *cluster) agentID(a *node) string {
 	c.t.Helper()
-	var st agentState
-	if err := c.getJSON(a.hostURL+"/state", &st); err != nil {
-		c.t.Fatalf("%s /state: %v", a.name, err)
-	}
-	return st.ID
+	var id string
+	c.waitFor(30*time.Second, a.name+" to know its agent id", func() (bool, string) {
+		var st agentState
+		if err := c.getJSON(a.hostURL+"/state", &st); err != nil {
+			return false, fmt.Sprintf("%s /state: %v", a.name, err)
+		}
+		id = st.ID
+		return id != "", a.name + "'s /state has no id yet"
+	})
+	return id
 }
 
 // waitNoExecutors waits until agent a runs no executor and has forgotten

@@ -51,13 +51,18 @@ type ShuffleServices struct {
 	log        logrus.FieldLogger
 	clients    map[string]*http.Client // by pin (owner, then Goodbye)
 	last       time.Time               // the last heartbeat round
-	done       chan struct{}           // closed when the round in flight ends; nil: none yet
 	wg         sync.WaitGroup
 	probeCtx   context.Context // the probes of unreachable services; cancelled by Goodbye
 	stopProbes context.CancelFunc
 
 	mu    sync.Mutex
 	known []*serviceState
+	// unanswered counts the last round's heartbeats that have neither
+	// answered nor failed: the round is in flight while it is not 0. heard
+	// counts it down on each request's own goroutine, so the round is over
+	// the moment its last outcome is recorded; a round marked over later,
+	// by a goroutine of its own, made a due tick in between send nothing.
+	unanswered int
 }
 
 // serviceState is one service and its heartbeats' recent failures.
@@ -93,30 +98,32 @@ func (s *ShuffleServices) Add(svcs []backend.ShuffleService) {
 	s.mu.Lock()
 	s.known = append(s.known, added...)
 	s.mu.Unlock()
-	s.heartbeat(added)
+	s.heartbeat(added, false)
 }
 
-// Tick sends a heartbeat round when one is due and none is in flight.
+// Tick sends a heartbeat round when one is due and none is in flight (a
+// heartbeat of the last round has neither answered nor failed: a slow
+// service never piles rounds up); a tick that finds one in flight sends
+// nothing and the next tick after the round ended does.
 func (s *ShuffleServices) Tick(now time.Time) {
-	if now.Sub(s.last) < s.every {
+	if now.Sub(s.last) < s.every || s.inFlight() {
 		return
-	}
-	if s.done != nil {
-		select {
-		case <-s.done:
-		default:
-			return
-		}
 	}
 	s.last = now
 	s.probe()
 	live := s.reachable()
-	if len(live) == 0 {
-		return
-	}
-	s.done = make(chan struct{})
-	round, done := s.heartbeat(live), s.done
-	go func() { round.Wait(); close(done) }()
+	s.mu.Lock()
+	s.unanswered = len(live)
+	s.mu.Unlock()
+	s.heartbeat(live, true)
+}
+
+// inFlight is whether a heartbeat of the last round has neither answered
+// nor failed.
+func (s *ShuffleServices) inFlight() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unanswered > 0
 }
 
 // probe sends a heartbeat to each unreachable service without one in
@@ -210,21 +217,23 @@ func (s *ShuffleServices) reachable() []*serviceState {
 	return live
 }
 
-// heartbeat sends one heartbeat to each service; the round is done when
-// every one answered or failed.
-func (s *ShuffleServices) heartbeat(sts []*serviceState) *sync.WaitGroup {
-	var round sync.WaitGroup
+// heartbeat sends one heartbeat to each service, of Tick's round or not
+// (Add's first ones).
+func (s *ShuffleServices) heartbeat(sts []*serviceState, round bool) {
 	for _, st := range sts {
-		s.sendThen(context.Background(), st.svc, http.MethodPost, "/heartbeat", &round, func(err error) { s.heard(st, err) })
+		s.sendThen(context.Background(), st.svc, http.MethodPost, "/heartbeat", nil, func(err error) { s.heard(st, round, err) })
 	}
-	return &round
 }
 
-// heard records a heartbeat's outcome; the UnreachableAfter-th failure in
-// a row reports the service unreachable.
-func (s *ShuffleServices) heard(st *serviceState, err error) {
+// heard records a heartbeat's outcome, and counts one of the round's
+// down; the UnreachableAfter-th failure in a row reports the service
+// unreachable.
+func (s *ShuffleServices) heard(st *serviceState, round bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if round {
+		s.unanswered--
+	}
 	if err == nil {
 		st.failures = 0
 		return

@@ -3,10 +3,14 @@ package mesosbackend
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,19 +70,34 @@ func TestShuffleServicesHeartbeatReleaseGoodbyeAndUnreachable(t *testing.T) {
 	s := NewShuffleServices(secret, time.Second, "test", log)
 	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 
+	// tick ticks at t0+at and waits for its requests' outcomes; the live
+	// service's clock moves first, so its last heartbeat says whether
+	// the tick sent a round.
+	tick := func(at time.Duration, round bool) {
+		t.Helper()
+		before, _ := live.LastHeard(app)
+		liveClk.Advance(time.Minute)
+		s.Tick(t0.Add(at))
+		s.wg.Wait()
+		if s.inFlight() {
+			t.Fatalf("the tick at t0+%v: every request ended, yet a round is in flight", at)
+		}
+		want := before
+		if round {
+			want = liveClk.Now()
+		}
+		if heard, _ := live.LastHeard(app); !heard.Equal(want) {
+			t.Fatalf("the tick at t0+%v (a round: %v): the live service last heard of the application at %v; want %v", at, round, heard, want)
+		}
+	}
+
 	s.Add([]backend.ShuffleService{asShuffleService(live), asShuffleService(dead)})
 	s.wg.Wait()
 	if heard, ok := live.LastHeard(app); !ok || !heard.Equal(liveClk.Now()) {
 		t.Fatalf("the live service last heard of the application at %v, %v; want its first heartbeat now", heard, ok)
 	}
-	liveClk.Advance(time.Minute)
-	s.Tick(t0)
-	s.wg.Wait()
-	if heard, _ := live.LastHeard(app); !heard.Equal(liveClk.Now()) {
-		t.Fatalf("the live service last heard of the application at %v; want a heartbeat on the tick at %v", heard, liveClk.Now())
-	}
-	s.Tick(t0.Add(time.Second / 2)) // not due: no round
-	s.wg.Wait()
+	tick(0, true)              // the dead service's heartbeat 2 fails (1: Add's)
+	tick(time.Second/2, false) // not due: no round
 
 	s.Release([]backend.ShuffleRelease{{ShuffleID: 3}})
 	s.wg.Wait()
@@ -90,11 +109,7 @@ func TestShuffleServicesHeartbeatReleaseGoodbyeAndUnreachable(t *testing.T) {
 		t.Errorf("shuffle 4 (not released) on the service: %v", err)
 	}
 
-	// heartbeats 2 and 3 of the dead service fail: it is unreachable
-	s.Tick(t0.Add(time.Second))
-	s.wg.Wait()
-	s.Tick(t0.Add(2 * time.Second))
-	s.wg.Wait()
+	tick(time.Second, true) // its heartbeat 3 fails: it is unreachable
 	unreachable := func() (warned, errored int) {
 		for _, e := range hook.AllEntries() {
 			if !strings.Contains(e.Message, dead.Address().BaseURL()) {
@@ -119,7 +134,7 @@ func TestShuffleServicesHeartbeatReleaseGoodbyeAndUnreachable(t *testing.T) {
 			UnreachableAfter, w, e, UnreachableAfter-1)
 	}
 	before := len(hook.AllEntries())
-	s.Tick(t0.Add(3 * time.Second))
+	tick(2*time.Second, true) // a round for the live service, a silent probe of the dead one
 	s.Release([]backend.ShuffleRelease{{ShuffleID: 4}})
 	s.Goodbye(context.Background())
 	for _, e := range hook.AllEntries()[before:] {
@@ -133,6 +148,54 @@ func TestShuffleServicesHeartbeatReleaseGoodbyeAndUnreachable(t *testing.T) {
 	if _, err := os.Stat(shuffleservice.AppDir(deadDir, app)); err != nil {
 		t.Errorf("the application's files on the dead service's disk: %v (nothing was sent there)", err)
 	}
+}
+
+// A due tick that finds the last round in flight (a service yet to answer)
+// sends nothing, and does not count as a round: the first due tick after
+// the round's last answer sends the next one. The round is over when its
+// last outcome is recorded, not some time later (issue 27: a due tick in
+// between sent nothing).
+func TestShuffleServicesTickWhileARoundIsInFlight(t *testing.T) {
+	var got atomic.Int32
+	arrived, answer := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(answer) }) }
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got.Add(1) == 2 { // the first round's heartbeat answers when the test says
+			close(arrived)
+			<-answer
+		}
+	}))
+	defer srv.Close()
+	defer free()
+	log, _ := logtest.NewNullLogger()
+	s := NewShuffleServices("the application's secret", time.Second, "test", log)
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	sent := func(want int32, when string) {
+		t.Helper()
+		if n := got.Load(); n != want {
+			t.Fatalf("%s: the service got %d requests; want %d", when, n, want)
+		}
+	}
+
+	s.Add([]backend.ShuffleService{{BaseURL: srv.URL}})
+	s.wg.Wait()
+	s.Tick(t0)
+	<-arrived
+	s.Tick(t0.Add(time.Second)) // due, but the round is in flight
+	if !s.inFlight() {
+		t.Fatal("the round is not in flight while its heartbeat is unanswered")
+	}
+	free()
+	s.wg.Wait()
+	sent(2, "after a due tick while the round was in flight")
+	s.Tick(t0.Add(3 * time.Second / 2)) // due: the last round was at t0
+	s.wg.Wait()
+	sent(3, "after the first due tick once the round ended")
+	s.Tick(t0.Add(2 * time.Second)) // not due
+	s.wg.Wait()
+	sent(3, "after a tick half an interval later")
+	s.Goodbye(context.Background())
 }
 
 // A release names the executors' own shuffle, a namespace's, or a whole
@@ -177,10 +240,11 @@ func TestShuffleServicesProbeAnUnreachableServiceUntilItAnswersAgain(t *testing.
 	s := NewShuffleServices(secret, time.Second, "test", log)
 	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	tick := func(n int) { // the round and the probes ended
+		t.Helper()
 		s.Tick(t0.Add(time.Duration(n) * time.Second))
 		s.wg.Wait()
-		if s.done != nil {
-			<-s.done
+		if s.inFlight() {
+			t.Fatalf("the tick at t0+%ds: every request ended, yet a round is in flight", n)
 		}
 	}
 	naming := func(level logrus.Level, text string) int {

@@ -35,22 +35,8 @@ type Backend struct {
 	env      *stagetask.Env  // the Context's runtime state (over shuffle): its tasks' and its driver's dataset layer's
 	d        backend.Driver
 	slab     []flintpb.TaskDescription // descriptions not handed out yet (Apply's goroutine only)
-	gcRoom   func()                    // releases the process's heap floor (gcRoom, gcfloor)
+	gcRoom   func()                    // releases the process's heap floor (gcfloor.ForMemory)
 }
-
-// gcRoom is the heap the in-process executor's garbage collector may fill between
-// collections however little is live (internal/gcfloor): 1/gcRoomShare of
-// flint.executor.memory, at most gcRoomMax. A task reading data allocates every byte it
-// reads, and without room the collector ran every few MiB of input (docs/benchmarks.md,
-// issue 25). 1/16 is 64 MiB at the 1g default; past a goal of about 20 MB the scan measured
-// no less CPU, so a larger executor memory gets no more than gcRoomMax (a larger floor only
-// costs resident memory, and page faults while the heap first grows to it).
-func gcRoom(executorMemory int64) int64 { return min(executorMemory/gcRoomShare, gcRoomMax) }
-
-const (
-	gcRoomShare = 16
-	gcRoomMax   = 256 << 20
-)
 
 // descSlab is how many task descriptions one allocation holds: few, since
 // a slab (with the inputs it points to) stays alive while any of its tasks
@@ -96,8 +82,11 @@ func New(p backend.Params) (backend.Backend, error) {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	b.rt = rt
-	// The tasks run in this process: it is the executor, and gets an executor's room.
-	b.gcRoom = gcfloor.Hold(gcRoom(p.Config.Size("flint.executor.memory")))
+	// The tasks run in this process: it is the executor, and holds an executor's heap floor
+	// (the Mesos backends' executors hold the same, gcfloor.ForMemory). A task reading data
+	// allocates every byte it reads; without the floor the collector ran every few MiB of
+	// input (docs/benchmarks.md, issue 25).
+	b.gcRoom = gcfloor.Hold(gcfloor.ForMemory(p.Config.Size("flint.executor.memory")))
 	return b, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -12,6 +13,7 @@ import (
 	"github.com/flint-mesos/flint/framework/config"
 	"github.com/flint-mesos/flint/framework/mesoslabel"
 	"github.com/flint-mesos/flint/framework/placement/constraints"
+	"github.com/flint-mesos/flint/internal/gcfloor"
 	"github.com/flint-mesos/flint/internal/redact"
 	"github.com/flint-mesos/flint/uri/fileserver"
 )
@@ -24,17 +26,10 @@ const minOverheadMB = 384
 // executors from flint.executor.memory.
 const EnvMemLimit = "GOMEMLIMIT"
 
-// EnvGCPercent is the Go runtime's garbage collection target variable.
-// Executors whose GOMEMLIMIT comes from flint.executor.memory run with
-// GOGC=executorGCPercent unless flint.executorEnv.GOGC says otherwise.
+// EnvGCPercent is the Go runtime's garbage collection target variable. A
+// user who sets it (flint.executorEnv.GOGC) chooses the executors' pacing:
+// they then get no heap floor.
 const EnvGCPercent = "GOGC"
-
-// executorGCPercent lets an executor's heap grow to three times what is
-// live between collections (the default is two): a JVM with -Xmx collects
-// when its heap fills, and the soft limit already makes the collector
-// work harder as the heap nears flint.executor.memory. Measured on the
-// embedded 2 GiB shuffle benchmark (docs/benchmarks.md): 14 % less CPU.
-const executorGCPercent = "200"
 
 // Executor are the flint.* keys both backends launch executors with.
 type Executor struct {
@@ -42,7 +37,7 @@ type Executor struct {
 	SHA256      string                  // flint.executor.sha256; "" = the served executable's, or unchecked
 	Command     string                  // flint.mesos.executor.command; default ./<URI's file name>
 	ExtraURIs   []string                // flint.mesos.uris
-	Env         map[string]string       // flint.executorEnv.* but the secret ones, plus GOMEMLIMIT from flint.executor.memory (and GOGC)
+	Env         map[string]string       // flint.executorEnv.* but the secret ones, plus GOMEMLIMIT from flint.executor.memory and the heap floor (gcfloor.EnvFloor)
 	SecretEnv   map[string]string       // flint.executorEnv.* entries flint.redaction.regex marks secret
 	Secrets     []ExecutorSecret        // flint.mesos.executor.secret.*
 	Constraints constraints.Constraints // flint.mesos.constraints
@@ -83,10 +78,8 @@ func ReadExecutor(cfg *config.Config) (Executor, []error) {
 		// is the runtime's soft memory limit, so the GC works harder before
 		// the container's limit (memory + overhead) is reached.
 		e.Env[EnvMemLimit] = fmt.Sprintf("%dMiB", int64(mem))
-		if _, set := e.Env[EnvGCPercent]; !set {
-			e.Env[EnvGCPercent] = executorGCPercent
-		}
 	}
+	setFloor(e.Env, cfg.Size("flint.executor.memory"))
 	c, err := constraints.Parse(cfg.String("flint.mesos.constraints"))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("flint.mesos.constraints: %w", err))
@@ -122,6 +115,21 @@ func ReadExecutor(cfg *config.Config) (Executor, []error) {
 		e.Command = "./" + URIBase(e.URI)
 	}
 	return e, errs
+}
+
+// setFloor gives the executors the heap floor the local backend holds in its process
+// (gcfloor.ForMemory of flint.executor.memory; the executor holds it from its first step,
+// gcfloor.HoldFromEnv), unless the user chose their pacing with flint.executorEnv.GOGC.
+// Executors get no GOGC of their own: the floor gives a scan's collector its room while
+// little is live, and the default percent keeps the heap of a process with much live data
+// at twice that (docs/benchmarks.md, issue 25).
+func setFloor(env map[string]string, executorMemory int64) {
+	if _, set := env[EnvGCPercent]; set {
+		return
+	}
+	if _, set := env[gcfloor.EnvFloor]; !set {
+		env[gcfloor.EnvFloor] = strconv.FormatInt(gcfloor.ForMemory(executorMemory), 10)
+	}
 }
 
 // AppSecret is the application's secret for a Mesos backend, one policy

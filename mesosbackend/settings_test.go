@@ -32,12 +32,14 @@ func TestExecutorMemory(t *testing.T) {
 		wantLimit  string
 		wantOthers map[string]string
 	}{
-		{nil, 1024 + 384, "1024MiB", map[string]string{"GOGC": "200"}},
-		{[]string{"flint.executor.memory=8g"}, 9012, "8192MiB", map[string]string{"GOGC": "200"}},
-		{[]string{"flint.executor.memory=512m", "flint.mesos.executor.memoryOverhead=64m"}, 576, "512MiB", map[string]string{"GOGC": "200"}},
-		{[]string{"flint.executorEnv.GOGC=50"}, 1024 + 384, "1024MiB", map[string]string{"GOGC": "50"}},
-		// the user's own limit: GOGC is theirs to set too
-		{[]string{"flint.executor.memory=512m", "flint.executorEnv.GOMEMLIMIT=300MiB", "flint.executorEnv.A=b"}, 512 + 384, "300MiB", map[string]string{"A": "b", "GOGC": ""}},
+		// the heap floor is gcfloor.ForMemory: 1/16 of flint.executor.memory, at most 256 MiB; no GOGC
+		{nil, 1024 + 384, "1024MiB", map[string]string{"FLINT_GC_FLOOR": "67108864", "GOGC": ""}},
+		{[]string{"flint.executor.memory=8g"}, 9012, "8192MiB", map[string]string{"FLINT_GC_FLOOR": "268435456", "GOGC": ""}},
+		{[]string{"flint.executor.memory=512m", "flint.mesos.executor.memoryOverhead=64m"}, 576, "512MiB", map[string]string{"FLINT_GC_FLOOR": "33554432"}},
+		// the user's GOGC: they choose the pacing, and get no floor
+		{[]string{"flint.executorEnv.GOGC=50"}, 1024 + 384, "1024MiB", map[string]string{"GOGC": "50", "FLINT_GC_FLOOR": ""}},
+		// the user's own limit: the floor still follows flint.executor.memory
+		{[]string{"flint.executor.memory=512m", "flint.executorEnv.GOMEMLIMIT=300MiB", "flint.executorEnv.A=b"}, 512 + 384, "300MiB", map[string]string{"A": "b", "GOGC": "", "FLINT_GC_FLOOR": "33554432"}},
 	} {
 		e := readExecutor(t, c.conf...)
 		if e.MemMB != c.wantMemMB {

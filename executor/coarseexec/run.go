@@ -58,6 +58,11 @@ func Main(ctx context.Context) error {
 		return err
 	}
 	cfg.Logger = log
+	release, err := executor.HoldHeapFloor(log)
+	if err != nil {
+		return fmt.Errorf("coarse: %w", err)
+	}
+	defer release()
 	err = Run(ctx, cfg)
 	if errors.Is(err, context.Canceled) {
 		return nil

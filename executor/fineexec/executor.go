@@ -74,7 +74,13 @@ func Main(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("fine: %s/%s: %w", contract.EnvLogLevel, contract.EnvLogFormat, err)
 	}
-	err = Run(ctx, Config{Mesos: mc, Logger: log.WithField("executor", mc.ExecutorID)})
+	elog := log.WithField("executor", mc.ExecutorID)
+	release, err := executor.HoldHeapFloor(elog)
+	if err != nil {
+		return fmt.Errorf("fine: %w", err)
+	}
+	defer release()
+	err = Run(ctx, Config{Mesos: mc, Logger: elog})
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -22,8 +22,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/sirupsen/logrus"
 
+	"github.com/flint-mesos/flint/contract"
 	"github.com/flint-mesos/flint/framework"
 	"github.com/flint-mesos/flint/framework/dataset"
+	"github.com/flint-mesos/flint/framework/event"
 	"github.com/flint-mesos/flint/framework/formats/parquetfile"
 	"github.com/flint-mesos/flint/framework/storage"
 	s3fs "github.com/flint-mesos/flint/framework/storage/s3"
@@ -52,9 +54,43 @@ func TestFormatsBenchFigures(t *testing.T) {
 // benchContext is local[2]: two task slots, the "2 executors" on this 2-core machine.
 func benchContext(t *testing.T, extra ...string) *framework.Context {
 	t.Helper()
+	return newBenchContext(t, append([]string{"flint.master=local[2]"}, extra...))
+}
+
+// benchCoarseContext is the embedded master in coarse mode with 2 executors of 1 core each:
+// separate processes (this test binary, started by the in-process agents), both registered
+// before it returns, so no side's time includes their start.
+func benchCoarseContext(t *testing.T) *framework.Context {
+	t.Helper()
+	added := make(chan struct{}, 16)
+	fc := newBenchContext(t, []string{"flint.master=embedded", "flint.mesos.coarse=true",
+		"flint.embedded.agents=2", "flint.embedded.agent.cpus=1", "flint.executor.cores=1", "flint.cores.max=2",
+		"flint.embedded.workDir=" + t.TempDir()},
+		framework.WithListener(event.ListenerFunc(func(e event.Event) {
+			if _, ok := e.(event.ExecutorAdded); ok {
+				select {
+				case added <- struct{}{}:
+				default: // more than the 2 awaited
+				}
+			}
+		})))
+	for range 2 {
+		select {
+		case <-added:
+		case <-time.After(time.Minute):
+			t.Fatal("the embedded master's 2 executors did not register within a minute")
+		}
+	}
+	return fc
+}
+
+// newBenchContext starts a Context of conf (after the defaults: no UI, no progress bar, the
+// S3 server's settings), stopped when the test ends.
+func newBenchContext(t *testing.T, conf []string, opts ...framework.Option) *framework.Context {
+	t.Helper()
 	cfg := framework.NewConfig()
-	conf := append([]string{"flint.master=local[2]", "flint.ui.enabled=false", "flint.ui.showConsoleProgress=false"}, shared.Conf()...)
-	for _, kv := range append(conf, extra...) {
+	all := append([]string{"flint.ui.enabled=false", "flint.ui.showConsoleProgress=false"}, shared.Conf()...)
+	for _, kv := range append(all, conf...) {
 		k, v, _ := strings.Cut(kv, "=")
 		if err := cfg.Set(k, v); err != nil {
 			t.Fatal(err)
@@ -62,7 +98,7 @@ func benchContext(t *testing.T, extra ...string) *framework.Context {
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	fc, err := framework.NewContext(context.Background(), cfg, framework.WithLogger(log))
+	fc, err := framework.NewContext(context.Background(), cfg, append(opts, framework.WithLogger(log))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,23 +145,23 @@ func benchS3Scan(t *testing.T, mb int) {
 		t.Fatal(err)
 	}
 	fc := benchContext(t)
-	// Three sides: Flint, and two baselines of plain GETs by 2 goroutines — io.Copy into
-	// io.Discard (8 KiB reads, as a small Go program does it), and reads of lineChunk's
-	// 256 KiB (Flint's read size: fewer syscalls, the stricter baseline).
-	type side struct {
-		name  string
-		run   func() time.Duration
-		times []time.Duration
-		cpu   cpuTimes
-	}
-	sides := []*side{
-		{name: "flint TextFile+Count local[2]", run: func() time.Duration {
+	coarse := benchCoarseContext(t)
+	// Four sides: Flint on local[2] and on 2 one-core executors, and two baselines of plain
+	// GETs by 2 goroutines — io.Copy into io.Discard (8 KiB reads, as a small Go program does
+	// it), and reads of lineChunk's 256 KiB (Flint's read size: fewer syscalls, the stricter
+	// baseline).
+	count := func(fc *framework.Context) func() time.Duration {
+		return func() time.Duration {
 			start := time.Now()
 			if n, err := countLinesJob.Run(t.Context(), fc, []string{prefix}); err != nil || n != wantLines {
 				t.Fatalf("flint counted %d lines (%v), want %d", n, err, wantLines)
 			}
 			return time.Since(start)
-		}},
+		}
+	}
+	sides := []*scanSide{
+		{name: "flint TextFile+Count local[2]", flint: true, run: count(fc)},
+		{name: "flint TextFile+Count embedded coarse, 2 executors of 1 core", flint: true, run: count(coarse)},
 		{name: "2 GETs io.Copy (8 KiB reads)", run: func() time.Duration { return plainGets(t, fs, files, 0) }},
 		{name: "2 GETs 256 KiB reads", run: func() time.Duration { return plainGets(t, fs, files, 256<<10) }},
 	}
@@ -145,29 +181,59 @@ func benchS3Scan(t *testing.T, mb int) {
 		}
 		fixed = append(fixed, time.Since(start))
 	}
-	flint := median(sides[0].times)
-	gib := total / 1024 * float64(len(sides[0].times))
-	t.Logf("s3 scan of %.0f MiB (16 objects), median of %d rounds; the same job over one 91-byte object, the fixed cost: median %v",
+	t.Logf("s3 scan of %.0f MiB (16 objects), median of %d rounds; the same job over one 91-byte object on local[2], the fixed cost: median %v",
 		total, len(fixed), median(fixed).Round(time.Millisecond))
-	for i, sd := range sides {
-		d := median(sd.times)
-		ratio := ""
-		if i > 0 {
-			ratio = fmt.Sprintf("; flint's throughput %.0f%% of it", 100*d.Seconds()/flint.Seconds())
-		}
-		t.Logf("  %s: %v = %.0f MiB/s%s; CPU s per GiB (this process / the S3 server) %.2f / %.2f; runs %v",
-			sd.name, d.Round(time.Millisecond), total/d.Seconds(), ratio, sd.cpu.self.Seconds()/gib, sd.cpu.server.Seconds()/gib, sd.times)
+	t.Logf("  CPU s per GiB: this process (the driver; on local[2] its tasks, on embedded the master and agents) / the executor processes / the S3 server (client: the first two)")
+	for _, sd := range sides {
+		t.Logf("  %s", sd.report(total, sides))
 	}
 }
 
-// cpuTimes is the CPU (user+sys) of this process and of its child processes (the S3 server).
-type cpuTimes struct{ self, server time.Duration }
+// scanSide is one side of the S3 scan: its runs and the CPU they took.
+type scanSide struct {
+	name  string
+	flint bool // a Flint job, to compare with the baselines
+	run   func() time.Duration
+	times []time.Duration
+	cpu   cpuTimes
+}
 
-func (c cpuTimes) add(d cpuTimes) cpuTimes { return cpuTimes{c.self + d.self, c.server + d.server} }
-func (c cpuTimes) sub(d cpuTimes) cpuTimes { return cpuTimes{c.self - d.self, c.server - d.server} }
+// report is the side's line: median time, throughput, CPU per GiB (each process kind), and,
+// for a baseline, each Flint side's throughput as a share of it.
+func (sd *scanSide) report(totalMiB float64, sides []*scanSide) string {
+	d := median(sd.times)
+	gib := totalMiB / 1024 * float64(len(sd.times))
+	line := fmt.Sprintf("%s: %v = %.0f MiB/s; CPU s per GiB %.2f / %.2f / %.2f (client: %.2f)",
+		sd.name, d.Round(time.Millisecond), totalMiB/d.Seconds(),
+		sd.cpu.self.Seconds()/gib, sd.cpu.executors.Seconds()/gib, sd.cpu.server.Seconds()/gib, (sd.cpu.self+sd.cpu.executors).Seconds()/gib)
+	if !sd.flint {
+		for _, f := range sides {
+			if f.flint {
+				line += fmt.Sprintf("; %s %.0f%% of it", f.name, 100*d.Seconds()/median(f.times).Seconds())
+			}
+		}
+	}
+	return line + fmt.Sprintf("; runs %v", sd.times)
+}
 
-// readCPU reads the CPU this process and its children (found in /proc/self/task/*/children)
-// used so far, from /proc (clock ticks of 10 ms); zero where /proc is not there.
+// cpuTimes is the CPU (user+sys) of this process and of its child processes: the executors
+// (this test binary, started by the embedded master's in-process agents) and the S3 server
+// (any other child).
+type cpuTimes struct{ self, executors, server time.Duration }
+
+func (c cpuTimes) add(d cpuTimes) cpuTimes {
+	return cpuTimes{c.self + d.self, c.executors + d.executors, c.server + d.server}
+}
+
+func (c cpuTimes) sub(d cpuTimes) cpuTimes {
+	return cpuTimes{c.self - d.self, c.executors - d.executors, c.server - d.server}
+}
+
+// readCPU reads the CPU this process and its live children (found in
+// /proc/self/task/*/children) used so far, from /proc (clock ticks of 10 ms); zero where /proc
+// is not there. A child whose environment names a Flint role is an executor. An executor that
+// exited during a side would take its CPU with it: the bench's executors live as long as
+// their Context.
 func readCPU() cpuTimes {
 	var c cpuTimes
 	c.self = procCPU("self")
@@ -175,10 +241,26 @@ func readCPU() cpuTimes {
 	for _, f := range tasks {
 		b, _ := os.ReadFile(f)
 		for _, pid := range strings.Fields(string(b)) {
-			c.server += procCPU(pid)
+			if isExecutor(pid) {
+				c.executors += procCPU(pid)
+			} else {
+				c.server += procCPU(pid)
+			}
 		}
 	}
 	return c
+}
+
+// isExecutor tells whether process pid's environment sets FLINT_ROLE (the agents start
+// executors with it; their executable is a copy of this one in the sandbox).
+func isExecutor(pid string) bool {
+	env, _ := os.ReadFile("/proc/" + pid + "/environ")
+	for kv := range bytes.SplitSeq(env, []byte{0}) {
+		if bytes.HasPrefix(kv, []byte(contract.EnvRole+"=")) && len(kv) > len(contract.EnvRole)+1 {
+			return true
+		}
+	}
+	return false
 }
 
 // procCPU is utime+stime of /proc/pid/stat.

@@ -47,8 +47,10 @@
 // FLINT_DRIVER_CERT_SHA256 (the pin of the gateway's self-signed TLS
 // certificate; flint.network.tls.enabled, on by default),
 // FLINT_AGENT_ID, FLINT_EXECUTOR_HOST, FLINT_NETWORK_TIMEOUT, FLINT_LOG_*,
-// FLINT_USER, GOMEMLIMIT and GOGC=200 (flint.executor.memory, unless flint.executorEnv
-// sets it) and flint.executorEnv.* in its Mesos Environment.
+// FLINT_USER, GOMEMLIMIT (flint.executor.memory, unless flint.executorEnv sets it),
+// FLINT_GC_FLOOR (the heap floor the executor holds, internal/gcfloor: 1/16 of
+// flint.executor.memory, at most 256 MiB; not set when flint.executorEnv.GOGC is) and
+// flint.executorEnv.* in its Mesos Environment.
 //
 // Sizing follows Spark: executors are launched until flint.cores.max; an
 // executor takes flint.executor.cores (several per offer) or, when unset,

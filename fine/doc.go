@@ -63,8 +63,9 @@
 // (default: the driver's own executable from its fileserver.Server, content
 // hashed, the token in the query and never logged; `executable: true`),
 // flint.mesos.uris, the Environment from flint.executorEnv.* plus
-// FLINT_ROLE=fine-executor, FLINT_USER, FLINT_LOG_*, GOMEMLIMIT and GOGC=200
-// (flint.executor.memory, unless flint.executorEnv sets it), and
+// FLINT_ROLE=fine-executor, FLINT_USER, FLINT_LOG_*, GOMEMLIMIT
+// (flint.executor.memory, unless flint.executorEnv sets it) and FLINT_GC_FLOOR (the heap
+// floor the executor holds, internal/gcfloor; not set when flint.executorEnv.GOGC is), and
 // a flintpb.ExecutorSettings in ExecutorInfo.data (flintpb.EncodeSettings:
 // task cpus, result limits, the result server secret, the idle timeout).
 //

@@ -126,7 +126,7 @@ var table = []Key{
 		Doc: "Default timeout for network interactions between driver and executors."},
 	// Execution.
 	{Name: "flint.executor.memory", Kind: KindSize, Default: "1g", SizeUnit: MiB, Min: "1", Group: GroupExecution,
-		Doc: "Memory per executor (its Go heap, as Spark's is the JVM heap): executors run with `GOMEMLIMIT` set to it (and `GOGC=200`, unless `flint.executorEnv.GOGC` is given) unless `flint.executorEnv.GOMEMLIMIT` is given. In local mode, whose tasks run in the driver's process, that process keeps a heap floor of 1/16 of it (at most 256 MiB) while the Context runs (the collector lets the heap grow to it however little is live), unless its environment sets `GOGC`. A bare number is in MiB."},
+		Doc: "Memory per executor (its Go heap, as Spark's is the JVM heap): executors run with `GOMEMLIMIT` set to it unless `flint.executorEnv.GOMEMLIMIT` is given. Every process running tasks keeps a heap floor of 1/16 of it (at most 256 MiB): the collector lets the heap grow to it however little is live, so a task reading data is not interrupted by a collection every few MiB. Mesos executors hold it while they run unless `flint.executorEnv.GOGC` is given (then the collector's pacing is the user's); in local mode, whose tasks run in the driver's process, that process holds it while the Context runs, unless its environment sets `GOGC`. A bare number is in MiB."},
 	{Name: "flint.executor.cores", Kind: KindInt, Min: "1", Group: GroupExecution,
 		Doc: "Cores per executor. Unset: in coarse mode an executor takes all cores of the offer (up to `flint.cores.max`)." + coarse},
 	{Name: "flint.cores.max", Kind: KindInt, Min: "1", Group: GroupExecution,

@@ -22,6 +22,11 @@
 // alone. GOMEMLIMIT still caps the heap: the runtime's goal is the lower
 // of the two.
 //
+// Who holds one: every process that runs Flint's tasks, by one policy (ForMemory: 1/16 of
+// flint.executor.memory, at most 256 MiB) — the local backend in the driver's process while a
+// Context runs, and Mesos executors (both modes) from their first step, given the floor by
+// their backend in EnvFloor (HoldFromEnv).
+//
 // One owner: only this package sets the GC percent while a floor is held
 // (a debug.SetGCPercent call elsewhere is overwritten at the next cycle).
 package gcfloor

@@ -111,7 +111,9 @@ var countLinesJob = dataset.JobResult("formats.bench.countLines", func(b *datase
 })
 
 // S3 scan: 16 text objects of mb/16 MiB on the loopback versitygw, counted by TextFile on
-// local[2], beside the same objects fetched whole by 2 goroutines doing plain GETs.
+// local[2] and on the embedded master's 2 one-core executors (coarse mode), beside the same
+// objects fetched whole by 2 goroutines doing plain GETs. Every Flint side checks its count
+// against the lines written.
 func benchS3Scan(t *testing.T, mb int) {
 	fs := testFS(t, shared)
 	prefix := fmt.Sprintf("s3://%s/bench/scan-%d", sharedBucket, mb)

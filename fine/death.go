@@ -192,8 +192,13 @@ func (h *deathHandler) describe(gen string, st mesos.TaskStatus, status int, exi
 func deathPrefix(exec string) string { return "executor " + exec + " died: " }
 
 // exitWords words a wait status as Mesos reports it in a FAILURE event:
-// "exited with status 3", "was killed by signal 9 (killed)".
+// "exited with status 3", "was killed by signal 9 (killed)"; -1 is the
+// agent's "unknown status" (no process was reaped: its container never
+// started one, or the agent lost it).
 func exitWords(ws int) string {
+	if ws == -1 {
+		return "ended with an unknown status (no process was reaped: the container never started, or the agent lost it)"
+	}
 	w := syscall.WaitStatus(ws)
 	switch {
 	case w.Exited():

@@ -132,7 +132,8 @@ func TestDeadExecutorsTasksCarryItsExitStatus(t *testing.T) {
 }
 
 func TestExitWords(t *testing.T) {
-	for ws, want := range map[int]string{0: "exited with status 0", 65 << 8: "exited with status 65", 15: "was killed by signal 15 (terminated)", 9 | 0x80: "was killed by signal 9 (killed)"} {
+	for ws, want := range map[int]string{0: "exited with status 0", 65 << 8: "exited with status 65", 15: "was killed by signal 15 (terminated)", 9 | 0x80: "was killed by signal 9 (killed)",
+		-1: "ended with an unknown status (no process was reaped: the container never started, or the agent lost it)"} {
 		if got := exitWords(ws); got != want {
 			t.Errorf("exitWords(%#x) = %q, want %q", ws, got, want)
 		}

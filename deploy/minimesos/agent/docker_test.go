@@ -138,11 +138,16 @@ func TestDockerContainerizer(t *testing.T) {
 	m.waitState(t, "sleep", mesos.TASK_KILLED)
 
 	// A custom executor: the probe is minimesostest/testexecutor with Env=1.
-	for _, c := range []struct{ id, mode, data string }{{"fin", "", "finish"}, {"crash", "crash", "finish"}} {
+	// One in an image the daemon lacks: its task fails the launch and the
+	// master hears the executor ended with no wait status (-1), as Mesos'
+	// agent reports a container that never ran a process.
+	for _, c := range []struct{ id, mode, data, image string }{
+		{"fin", "", "finish", image}, {"crash", "crash", "finish", image}, {"gone", "", "finish", "flint-no-such-image:h27c"},
+	} {
 		ex := executorInfo("e-"+c.id, "TESTEXEC_MODE", c.mode)
 		probe := "/probe"
 		ex.Command.Value = &probe
-		ex.Container = dockerInfo(image, mesos.ContainerInfo_DockerInfo_HOST)
+		ex.Container = dockerInfo(c.image, mesos.ContainerInfo_DockerInfo_HOST)
 		runTask(t, ta, fw, executorTask(c.id, c.data, ex))
 	}
 	m.waitState(t, "fin", mesos.TASK_FINISHED)
@@ -150,6 +155,12 @@ func TestDockerContainerizer(t *testing.T) {
 		t.Errorf("crashed executor's status %d, want %d (exited with status 2)", got.Status, 2<<8)
 	}
 	m.waitState(t, "crash", mesos.TASK_FAILED)
+	if st := m.waitState(t, "gone", mesos.TASK_FAILED); st.GetReason() != mesos.REASON_CONTAINER_LAUNCH_FAILED {
+		t.Errorf("gone: %v %q, want REASON_CONTAINER_LAUNCH_FAILED", st.GetReason(), st.GetMessage())
+	}
+	if got := m.waitExited(t, "e-gone"); got.Status != -1 {
+		t.Errorf("status of an executor whose container never started: %d, want -1 (unknown)", got.Status)
+	}
 
 	// Closing the agent kills the executor still running ("fin"'s); its
 	// container is removed too.

@@ -295,7 +295,10 @@ func (a *Agent) startExecutorLocked(ex *execRun) {
 		}
 		if err != nil {
 			a.log.WithError(err).WithField("executor", ex.info.ExecutorID.Value).Warn("agent: executor launch failed")
-			a.executorGoneLocked(ex, containerizer.Status{Exited: true, Code: 1}, mesos.TASK_FAILED,
+			// No process ran, so no wait status: Mesos' agent reports
+			// an executor whose container has none as status -1
+			// ("terminated with unknown status").
+			a.executorGoneLocked(ex, containerizer.Status{}, mesos.TASK_FAILED,
 				mesos.REASON_CONTAINER_LAUNCH_FAILED, a.launchFailure("Failed to launch container: ", err))
 			return
 		}

@@ -72,7 +72,7 @@ stress-jobs:
 	STRESS_JOBS=$(STRESS_JOBS) ./.ci/stress-jobs
 
 ## simulate: the deterministic simulation of a Mesos cluster under the real driver (loop, task and
-## DAG cores) and the fine backend (internal/devtools/sim), seeds 1..$(SIM_SEEDS) with faults, every invariant checked
+## DAG cores) and both Mesos backends, fine and coarse (internal/devtools/sim), seeds 1..$(SIM_SEEDS) with faults, every invariant checked
 ## after every step; a failing seed prints itself, its replay command and its last steps.
 ## SIM_SEED=n replays one seed. `make test` runs it too (CI).
 SIM_SEEDS ?= 300

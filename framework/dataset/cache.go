@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/framework/dataset/internal/detach"
 	"github.com/flint-mesos/flint/framework/recordcodec"
 )
 
@@ -72,6 +73,15 @@ func (l StorageLevel) String() string {
 // flint.locality.wait) and reads it instead of recomputing its lineage; a
 // partition whose executor is gone (or a task placed elsewhere, or a
 // partition that was not kept) is recomputed from lineage.
+//
+// A partition kept in memory holds its own bytes: the strings its records
+// hold by value (the record, its struct fields, array and slice elements,
+// nested) are copied as they are kept, so a few lines of a TextFile do not
+// keep the 256 KiB chunks they were read into, and the budget's estimate
+// is the memory they take. Strings behind pointers, maps and interfaces
+// are not followed (they may be shared; package detach says why). Records
+// without strings cost nothing more; records handed on or written to disk
+// are not copied.
 func Persist[T any](ds Dataset[T], level StorageLevel) Dataset[T] {
 	if level != MemoryOnly && level != MemoryAndDisk && level != DiskOnly {
 		panic(fmt.Sprintf("dataset: Persist(%s) of %s: not a storage level", level, ds.n.id))
@@ -206,6 +216,13 @@ func (cached *cacheStore) entryFor(k cacheKey, budget int64) *cacheEntry {
 // storage budget; past that on disk (MemoryAndDisk) or not kept
 // (MemoryOnly: the records are handed on and forgotten); DiskOnly all on
 // disk.
+//
+// Records kept in memory are detached first (package detach): their
+// strings are copied, so a partition holds its own bytes, which the
+// budget's estimate counts, instead of the buffers its strings were cut
+// from (a TextFile line's 256 KiB chunk). Records handed on or written to
+// disk are not copied; once a partition goes over the budget, the records
+// detached before are the only cost wasted, and they fit the budget.
 func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err error) {
 	if n.storage == DiskOnly {
 		return fillDisk(tc, n, k, e)
@@ -215,6 +232,7 @@ func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err e
 	var size int64
 	var sp *spillWriter[T]
 	codec := recordcodec.For[T]()
+	detachKept := detach.For[T]() // nil: T holds no string
 	over := false
 	defer func() {
 		if sp != nil {
@@ -246,6 +264,9 @@ func fill[T any](tc *taskContext, n *tnode[T], k cacheKey, e *cacheEntry) (err e
 		}
 		if !over || n.storage != MemoryAndDisk {
 			recs = append(recs, b...)
+			if !over && detachKept != nil {
+				detachKept(recs[len(recs)-len(b):])
+			}
 			return nil
 		}
 		cached.release(size)

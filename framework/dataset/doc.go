@@ -215,7 +215,11 @@
 // Persist(ds, DiskOnly) keep a dataset's partitions on the executors that
 // compute them: the driver's DAG core learns where each is and prefers
 // that executor for later tasks of the partition. Memory levels stay
-// within each executor's storage budget (flint.storage.memory). A
+// within each executor's storage budget (flint.storage.memory), and the
+// partitions they keep hold their own bytes: the strings of the records
+// kept in memory are copied (package internal/detach), so a persisted
+// sparse Filter of a TextFile keeps its lines, not the 256 KiB chunks they
+// were read into, and the budget counts what is held. A
 // MemoryAndDisk partition that does not fit is written to the executor's
 // local directory with the record codec and read back; a MemoryOnly one
 // is not kept. DiskOnly writes every partition there as it is computed

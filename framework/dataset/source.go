@@ -84,9 +84,13 @@ func Range(b *Builder, start, end int64, parts int) Dataset[int64] {
 //
 // A line is a string over the bytes of the 256 KiB chunk it was read into (one allocation
 // per chunk, none per line), so a line, or a substring of it, kept after its task keeps its
-// whole chunk in memory: persisting a few lines out of many chunks (a sparse Filter, then
-// Persist) holds up to 256 KiB per line kept, which the storage budget does not count. Map
-// such lines through strings.Clone before persisting them.
+// whole chunk in memory. Persist takes care of the common case: the records it keeps in
+// memory (MemoryOnly, MemoryAndDisk) get copies of their strings — the record itself, its
+// struct fields, array and slice elements — so a persisted sparse Filter holds only the
+// lines it kept, as the storage budget counts them, as in Spark. Records leaving a task
+// (shuffles, results, disk) are encoded anyway. What is left to the user: a line kept by a
+// closure in its own variables, or behind a pointer, map or interface of a persisted record
+// (which Persist does not follow), keeps its chunk; strings.Clone it there.
 func TextFile(b *Builder, paths ...string) Dataset[string] {
 	info := b.newInfo("textFile", typeName[string](), 0, nil, nil)
 	var plan filePlan

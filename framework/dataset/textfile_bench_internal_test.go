@@ -73,8 +73,9 @@ func processCPU() time.Duration {
 // BenchmarkTextSplitPersist is the price of detaching a persisted TextFile's records (issue
 // 25): the lines of the same 64 MiB file, every one kept in memory as fill keeps a partition
 // within the budget (the budget's estimate per batch, the batch appended), with the strings
-// copied as they are kept ("detached", what fill does now) beside the same work with the
-// lines sharing their chunks ("shared", the behaviour before). "fill" is the real path
+// copied as they are kept ("detached", what fill does now: one allocation per batch) beside
+// the same work with the lines sharing their chunks ("shared", the behaviour before) and
+// with each line copied on its own ("cloned", strings.Clone). "fill" is the real path
 // (runCached on a fresh cache each round), which detaches. Each round's lines are dropped
 // before the next; cpu-s/GiB counts the garbage collector's share; live-MiB is the heap one
 // more round's kept lines hold after a collection.
@@ -105,9 +106,18 @@ func BenchmarkTextSplitPersist(b *testing.B) {
 	}
 	b.Run("shared", func(b *testing.B) { persistRounds(b, size, want, keep(nil)) })
 	b.Run("detached", func(b *testing.B) { persistRounds(b, size, want, keep(detach.For[string]())) })
+	b.Run("cloned", func(b *testing.B) { persistRounds(b, size, want, keep(cloneEach)) })
 	b.Run("fill", func(b *testing.B) {
 		persistRounds(b, size, want, func() [][]string { return fillLines(b, splits) })
 	})
+}
+
+// cloneEach copies each string on its own (strings.Clone): detach's first version, kept in
+// the benchmark beside the one allocation per batch detach makes now.
+func cloneEach(recs []string) {
+	for i := range recs {
+		recs[i] = strings.Clone(recs[i])
+	}
 }
 
 // fillLines persists the lines of splits through the cache (MemoryOnly, a budget that holds

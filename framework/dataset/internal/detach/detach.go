@@ -10,9 +10,9 @@ import (
 // funcs is For's result by type: a func([]T), nil when T holds no string.
 var funcs sync.Map // reflect.Type → func([]T)
 
-// For is the function that detaches every record of a slice of T in place
-// (the package's documentation says what that copies and what it leaves), or
-// nil when T holds no string by value: a caller then has nothing to do. It is
+// For is the function that detaches a batch of records of T in place (the
+// package's documentation says what that copies and what it leaves), or nil
+// when T holds no string by value: a caller then has nothing to do. It is
 // built once per type; later calls only look it up.
 func For[T any]() func([]T) {
 	t := reflect.TypeFor[T]()
@@ -27,21 +27,66 @@ func For[T any]() func([]T) {
 func build[T any](t reflect.Type) func([]T) {
 	if t.Kind() == reflect.String {
 		return func(recs []T) {
-			for i := range recs {
-				s := (*string)(unsafe.Pointer(&recs[i]))
-				*s = strings.Clone(*s)
-			}
+			detachStrings(unsafe.Slice((*string)(unsafe.Pointer(unsafe.SliceData(recs))), len(recs)))
 		}
 	}
 	p := newPlanner().plan(t)
 	if p == nil {
 		return nil
 	}
+	size := t.Size()
 	return func(recs []T) {
+		base := unsafe.Pointer(unsafe.SliceData(recs))
+		n := 0
 		for i := range recs {
-			p.apply(unsafe.Pointer(&recs[i]))
+			n += p.count(unsafe.Add(base, uintptr(i)*size))
+		}
+		a := newArena(n)
+		for i := range recs {
+			p.apply(unsafe.Add(base, uintptr(i)*size), a)
 		}
 	}
+}
+
+// detachStrings replaces ss's strings by copies in one new allocation.
+func detachStrings(ss []string) {
+	n := 0
+	for _, s := range ss {
+		n += len(s)
+	}
+	a := newArena(n)
+	for i, s := range ss {
+		ss[i] = a.copy(s)
+	}
+}
+
+// arena is one allocation holding the copies of one batch's strings. The
+// records of a persisted partition are kept and dropped together, so their
+// strings sharing a few allocations keeps nothing alive that they do not
+// show, and one allocation per batch costs far less than one per string. A
+// byte, once written, is never written again (strings.Builder's rule), so
+// the copies are as immutable as any Go string.
+type arena struct {
+	b strings.Builder
+}
+
+// newArena is an arena for n bytes: it never grows past them, so the
+// strings it hands out never move.
+func newArena(n int) *arena {
+	a := &arena{}
+	a.b.Grow(n)
+	return a
+}
+
+// copy is s copied into the arena; the empty string is "" (no pointer: an
+// empty substring may still point into the buffer it was cut from).
+func (a *arena) copy(s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	start := a.b.Len()
+	a.b.WriteString(s)
+	return a.b.String()[start:]
 }
 
 // plan is how to detach a value of one type: steps at offsets from the
@@ -69,24 +114,57 @@ type step struct {
 	n        int          // stepArray
 }
 
-// apply detaches the value at base, of p's type.
-func (p *plan) apply(base unsafe.Pointer) {
+// count is the bytes of the strings the value at base, of p's type, holds.
+func (p *plan) count(base unsafe.Pointer) int {
+	n := 0
+	for i := range p.steps {
+		s := &p.steps[i]
+		at := unsafe.Add(base, s.off)
+		switch s.kind {
+		case stepString:
+			n += len(*(*string)(at))
+		case stepStrings:
+			for _, str := range *(*[]string)(at) {
+				n += len(str)
+			}
+		case stepSlice:
+			h := (*sliceHeader)(at)
+			for j := range h.len {
+				n += s.elem.count(unsafe.Add(h.data, uintptr(j)*s.elemSize))
+			}
+		case stepArray:
+			for j := range s.n {
+				n += s.elem.count(unsafe.Add(at, uintptr(j)*s.elemSize))
+			}
+		}
+	}
+	return n
+}
+
+// sliceHeader is a slice's layout, read to count its elements' strings.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// apply detaches the value at base, of p's type, copying its strings into a.
+func (p *plan) apply(base unsafe.Pointer, a *arena) {
 	for i := range p.steps {
 		s := &p.steps[i]
 		at := unsafe.Add(base, s.off)
 		switch s.kind {
 		case stepString:
 			str := (*string)(at)
-			*str = strings.Clone(*str)
+			*str = a.copy(*str)
 		case stepStrings:
 			if strs := (*[]string)(at); *strs != nil {
-				*strs = cloneStrings(*strs)
+				*strs = copyStrings(*strs, a)
 			}
 		case stepSlice:
-			s.slice(at)
+			s.slice(at, a)
 		case stepArray:
 			for j := range s.n {
-				s.elem.apply(unsafe.Add(at, uintptr(j)*s.elemSize))
+				s.elem.apply(unsafe.Add(at, uintptr(j)*s.elemSize), a)
 			}
 		}
 	}
@@ -95,7 +173,7 @@ func (p *plan) apply(base unsafe.Pointer) {
 // slice replaces the slice at at with a copy of its elements, detached: its
 // array may be shared with other records or the caller's data, so it is
 // never written.
-func (s *step) slice(at unsafe.Pointer) {
+func (s *step) slice(at unsafe.Pointer, a *arena) {
 	v := reflect.NewAt(s.typ, at).Elem()
 	if v.IsNil() {
 		return
@@ -104,16 +182,16 @@ func (s *step) slice(at unsafe.Pointer) {
 	reflect.Copy(c, v)
 	base := c.UnsafePointer()
 	for j := range c.Len() {
-		s.elem.apply(unsafe.Add(base, uintptr(j)*s.elemSize))
+		s.elem.apply(unsafe.Add(base, uintptr(j)*s.elemSize), a)
 	}
 	v.Set(c)
 }
 
-// cloneStrings is a new slice of copies of ss's strings.
-func cloneStrings(ss []string) []string {
+// copyStrings is a new slice of ss's strings copied into a.
+func copyStrings(ss []string, a *arena) []string {
 	c := make([]string, len(ss))
 	for i, s := range ss {
-		c[i] = strings.Clone(s)
+		c[i] = a.copy(s)
 	}
 	return c
 }

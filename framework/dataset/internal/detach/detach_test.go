@@ -183,21 +183,40 @@ func TestForIsBuiltOnce(t *testing.T) {
 	}
 }
 
-// Detaching allocates only the copies: one per string, one per slice of
-// strings.
-func TestDetachAllocatesOnlyTheCopies(t *testing.T) {
+// Detaching a batch allocates one block for all its strings' bytes (and a
+// new array per slice of strings), not one per string.
+func TestDetachAllocatesOneBlockPerBatch(t *testing.T) {
 	recs := make([]inner, 100)
 	for i := range recs {
-		recs[i].Name = line(i % 8)[:1]
+		recs[i].Name = line(i % 8)
 	}
 	f := detach.For[inner]()
-	if n := testing.AllocsPerRun(10, func() { f(recs) }); n != 100 {
-		t.Errorf("detaching 100 records of one string allocated %v times, want 100", n)
+	if n := testing.AllocsPerRun(10, func() { f(recs) }); n != 1 {
+		t.Errorf("detaching 100 records of one string allocated %v times, want 1", n)
 	}
-	ss := []struct{ Tags []string }{{Tags: []string{"a", "b", "c"}}}
+	ss := []struct{ Tags []string }{{Tags: []string{line(0), line(1), line(2)}}}
 	g := detach.For[struct{ Tags []string }]()
-	if n := testing.AllocsPerRun(10, func() { g(ss) }); n != 4 {
-		t.Errorf("detaching a slice of 3 strings allocated %v times, want 4", n)
+	if n := testing.AllocsPerRun(10, func() { g(ss) }); n != 2 {
+		t.Errorf("detaching a slice of 3 strings allocated %v times, want 2", n)
+	}
+	lines := []string{line(0), "", line(1)}
+	h := detach.For[string]()
+	if n := testing.AllocsPerRun(10, func() { h(lines) }); n != 1 {
+		t.Errorf("detaching 3 lines allocated %v times, want 1", n)
+	}
+}
+
+// A batch's copies are packed end to end in their block: it holds exactly
+// their bytes.
+func TestBatchCopiesArePacked(t *testing.T) {
+	recs := []string{line(3), line(4), "", line(5)}
+	detach.For[string]()(recs)
+	at := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
+	if at(recs[1]) != at(recs[0])+5 || at(recs[3]) != at(recs[1])+7 {
+		t.Errorf("the copies of %q are not packed end to end", recs)
+	}
+	for i, want := range []string{"delta", "epsilon", "", "zeta"} {
+		detached(t, "recs", recs[i], want)
 	}
 }
 

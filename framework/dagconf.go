@@ -6,6 +6,7 @@ import (
 	"github.com/flint-mesos/flint/framework/allocation"
 	"github.com/flint-mesos/flint/framework/backend"
 	"github.com/flint-mesos/flint/framework/dagscheduler"
+	"github.com/flint-mesos/flint/shuffle/shuffleserver"
 )
 
 // dagConfig maps flint.* keys onto the DAG core's Config.
@@ -15,7 +16,23 @@ func dagConfig(cfg *Config) dagscheduler.Config {
 		DisableReduceLocality:       !cfg.Bool("flint.shuffle.reduceLocality.enabled"),
 		UnregisterOutputOnHost:      cfg.Bool("flint.files.fetchFailure.unRegisterOutputOnHost"),
 		ShuffleService:              cfg.Bool("flint.shuffle.service.enabled"),
+		ServerOf:                    shuffleServer,
 	}
+}
+
+// shuffleServer names the shuffle server a map output's address reads
+// from — its base URL and certificate pin, whatever store, namespace or
+// executor the address names — so that a fetch failure drops only the
+// outputs of the server that failed (dagscheduler.Config.ServerOf).
+func shuffleServer(address string) string {
+	a, err := shuffleserver.ParseAddress(address)
+	if err != nil {
+		return address
+	}
+	if a.HostPort == "" {
+		return "file:" // the stores local mode does not serve: one process, one server
+	}
+	return a.BaseURL() + " " + a.Pin
 }
 
 // allocationConfig is dynamic allocation's settings when it is enabled

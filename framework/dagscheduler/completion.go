@@ -139,8 +139,7 @@ func (s *Scheduler) fetchFailed(st *stage, te TaskEnd, now time.Time) {
 		}
 	}
 	if ff.ExecutorID != "" {
-		s.removeExecutorOutputs(ff.ExecutorID, ff.Host, s.cfg.UnregisterOutputOnHost, t.Epoch,
-			fmt.Sprintf("fetch from executor %s failed", ff.ExecutorID))
+		s.removeFetchFailedOutputs(ff, t.Epoch)
 	}
 }
 

@@ -34,7 +34,16 @@ type Config struct {
 	// unregisters them (Spark's handleExecutorLost with
 	// spark.shuffle.service.enabled).
 	ShuffleService bool
-	Tracker        mapoutput.Config
+	// ServerOf names the server a map output's location address reads
+	// from (for an agent's shuffle service: the service, shared by all its
+	// executors' outputs; for an executor's own server: that server). A
+	// fetch failure then drops only the outputs the failed server held:
+	// an executor re-registered with its agent's restarted service names
+	// the new one in outputs written since, which stay (Spark drops them
+	// too, as its services restart at the same address). nil: all one
+	// server (the failed executor's outputs, or its host's, all dropped).
+	ServerOf func(address string) string
+	Tracker  mapoutput.Config
 }
 
 // Defaults.

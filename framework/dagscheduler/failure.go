@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/flint-mesos/flint/framework/mapoutput"
 )
 
 // ExecutorLost applies the loss of an executor. Without an external
@@ -40,15 +42,50 @@ func (s *Scheduler) forgetExecutor(exec string, epoch int64) {
 // its map outputs (or its host's), then advance the epoch so later tasks
 // are told to refresh their view.
 func (s *Scheduler) removeExecutorOutputs(exec, host string, byHost bool, epoch int64, reason string) {
+	s.removeOutputs(exec, epoch, reason, func() []mapoutput.Lost {
+		lost := s.tracker.RemoveOutputsOnExecutor(exec)
+		if byHost && host != "" {
+			lost = append(lost, s.tracker.RemoveOutputsOnHost(host)...)
+		}
+		return lost
+	})
+}
+
+// removeFetchFailedOutputs is removeExecutorOutputs for a fetch failure
+// (the task's epoch): the failed executor's outputs — with
+// UnregisterOutputOnHost its host's — that the failed location's server
+// held (Config.ServerOf). Without a shuffle service a host-wide drop takes
+// every executor's server on the host, as Spark's does: the host is
+// presumed gone.
+func (s *Scheduler) removeFetchFailedOutputs(ff *mapoutput.FetchFailure, epoch int64) {
+	onServer := func(*mapoutput.Location) bool { return true }
+	if of := s.cfg.ServerOf; of != nil {
+		server := of(ff.Location().Address)
+		onServer = func(l *mapoutput.Location) bool { return of(l.Address) == server }
+	}
+	byHost := s.cfg.UnregisterOutputOnHost && ff.Host != ""
+	s.removeOutputs(ff.ExecutorID, epoch, fmt.Sprintf("fetch from executor %s failed", ff.ExecutorID), func() []mapoutput.Lost {
+		return s.tracker.RemoveOutputsWhere(func(l *mapoutput.Location) bool {
+			switch {
+			case l.ExecutorID == ff.ExecutorID:
+				return onServer(l)
+			case byHost && l.Host == ff.Host:
+				return !s.cfg.ShuffleService || onServer(l)
+			}
+			return false
+		})
+	})
+}
+
+// removeOutputs forgets exec's cached partitions and, once per epoch,
+// unregisters the outputs drop returns, then advances the epoch.
+func (s *Scheduler) removeOutputs(exec string, epoch int64, reason string, drop func() []mapoutput.Lost) {
 	s.forgetExecutor(exec, epoch)
 	if fl, ok := s.fileLostEpoch[exec]; ok && fl >= epoch {
 		return
 	}
 	s.fileLostEpoch[exec] = epoch
-	lost := s.tracker.RemoveOutputsOnExecutor(exec)
-	if byHost && host != "" {
-		lost = append(lost, s.tracker.RemoveOutputsOnHost(host)...)
-	}
+	lost := drop()
 	if len(lost) == 0 {
 		s.tracker.IncrementEpoch()
 	}

@@ -72,7 +72,19 @@ func (r *goldenRunner) loc(s string) mapoutput.Location {
 	if !ok {
 		r.fatalf("want exec@host, got %q", s)
 	}
+	if h, srv, ok := strings.Cut(h, "~"); ok { // exec@host~server: served by a shared server
+		return mapoutput.Location{ExecutorID: e, Host: h, Address: h + ":" + e + "~" + srv}
+	}
 	return mapoutput.Location{ExecutorID: e, Host: h, Address: h + ":" + e}
+}
+
+// goldenServerOf is Config.ServerOf for the scripts' addresses (servers=on):
+// the server after "~", else the executor's own.
+func goldenServerOf(addr string) string {
+	if _, srv, ok := strings.Cut(addr, "~"); ok {
+		return srv
+	}
+	return addr
 }
 
 func (r *goldenRunner) run(tok []string) []string {
@@ -141,6 +153,11 @@ func (r *goldenRunner) configure(a map[string][]string) {
 			r.cfg.UnregisterOutputOnHost = v == "on"
 		case "shuffleService":
 			r.cfg.ShuffleService = v == "on"
+		case "servers":
+			r.cfg.ServerOf = nil
+			if v == "on" {
+				r.cfg.ServerOf = goldenServerOf
+			}
 		case "t":
 		default:
 			r.fatalf("unknown config key %q", k)

@@ -312,6 +312,12 @@ func (t *Tracker) RemoveOutputsOnHost(host string) []Lost {
 	return t.removeWhere(func(l *Location) bool { return l.Host == host })
 }
 
+// RemoveOutputsWhere drops every output whose location matches, as
+// RemoveOutputsOn* do.
+func (t *Tracker) RemoveOutputsWhere(match func(*Location) bool) []Lost {
+	return t.removeWhere(match)
+}
+
 func (t *Tracker) removeWhere(match func(*Location) bool) []Lost {
 	hit := make([]bool, len(t.locs))
 	anyHit := false

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/flint-mesos/flint/framework/dataset/internal/detach"
+	"github.com/flint-mesos/flint/framework/recordcodec"
 )
 
 // cachedLines runs partition 0 of a MemoryOnly node of n lines, each a
@@ -69,4 +72,48 @@ func TestCacheDetachesOnlyKeptRecords(t *testing.T) {
 	if k := inBuf(got, buf); k != n {
 		t.Errorf("over the budget: %d of %d records handed on share the reader's buffer, want all (not copied)", k, n)
 	}
+}
+
+// A map task's front combiner keeps copies of the keys it holds until its
+// flush, not the lines they were cut from: a word of a TextFile line would
+// keep the line's 256 KiB chunk, and rare words spread through a task's
+// input would keep all of its chunks.
+func TestPrecombinerDetachesItsKeys(t *testing.T) {
+	buf := []byte(strings.Repeat("alpha beta gamma delta\n", 64))
+	text := unsafe.String(&buf[0], len(buf))
+	var in []KV[string, int64]
+	for _, w := range strings.Fields(text) {
+		in = append(in, KV[string, int64]{Key: w, Value: 1})
+	}
+	if inBuf([]string{in[0].Key}, buf) != 1 {
+		t.Fatal("the test's keys are not over its buffer")
+	}
+	p := wordPrecombiner(detach.For[string]())
+	if err := p.add(in); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range p.entries {
+		keys = append(keys, e.key)
+		if e.c != 64 {
+			t.Errorf("%q combined to %d, want 64", e.key, e.c)
+		}
+	}
+	for k := range p.idx {
+		keys = append(keys, k)
+	}
+	if len(keys) != 8 {
+		t.Fatalf("keys %q, want 4 entries and 4 index keys", keys)
+	}
+	if n := inBuf(keys, buf); n != 0 {
+		t.Errorf("%d of the combiner's keys still point into the input's buffer", n)
+	}
+}
+
+// wordPrecombiner is a word count's front combiner (no writer: the test
+// does not flush), with detachKey as given.
+func wordPrecombiner(detachKey func([]string)) *precombiner[string, int64, int64] {
+	add := func(x, y int64) int64 { return x + y }
+	return &precombiner[string, int64, int64]{agg: Aggregator[int64, int64]{CreateCombiner: func(v int64) int64 { return v }, MergeValue: add, MergeCombiners: add},
+		keys: recordcodec.For[string](), part: HashPartitioner(4), idx: map[string]int32{}, detachKey: detachKey}
 }

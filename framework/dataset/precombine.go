@@ -3,6 +3,7 @@ package dataset
 import (
 	"unsafe"
 
+	"github.com/flint-mesos/flint/framework/dataset/internal/detach"
 	"github.com/flint-mesos/flint/framework/recordcodec"
 	"github.com/flint-mesos/flint/shuffle"
 )
@@ -26,6 +27,12 @@ type precombiner[K comparable, V, C any] struct {
 	entries []precombined[K, C]
 	bytes   int64
 	kbuf    []byte
+	// detachKey copies the strings of a key kept in the map (package
+	// detach; nil: K holds none): a word cut from a TextFile line would
+	// otherwise keep the line's whole 256 KiB chunk until the flush — a
+	// map task's every chunk, for rare keys spread through its input.
+	detachKey func([]K)
+	one       [1]K
 }
 
 type precombined[K, C any] struct {
@@ -68,6 +75,11 @@ func (p *precombiner[K, V, C]) insert(k K, v V) error {
 	if p.kbuf, err = p.keys.Append(p.kbuf[:0], k); err != nil {
 		return err
 	}
+	if p.detachKey != nil {
+		p.one[0] = k
+		p.detachKey(p.one[:])
+		k, p.one[0] = p.one[0], *new(K)
+	}
 	p.idx[k] = int32(len(p.entries))
 	p.entries = append(p.entries, precombined[K, C]{key: k, c: p.agg.CreateCombiner(v), part: int32(p.part.Partition(p.kbuf))})
 	var e precombined[K, C]
@@ -104,7 +116,7 @@ func addCombiningShuffle[K comparable, V, C any](ds Dataset[KV[K, V]], part Part
 		if err != nil {
 			return shuffle.Result{}, err
 		}
-		p := &precombiner[K, V, C]{agg: agg, keys: keys, part: part, w: w, idx: map[K]int32{}}
+		p := &precombiner[K, V, C]{agg: agg, keys: keys, part: part, w: w, idx: map[K]int32{}, detachKey: detach.For[K]()}
 		err = ds.n.run(tc, mapIndex, p.add)
 		if err == nil {
 			err = p.flush()

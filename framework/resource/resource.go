@@ -115,7 +115,7 @@ func (a Ask) Of(name string) Need {
 // the same role add up or subtract; Take never mixes roles because every
 // piece is cut from one offered resource.
 func Take(offer mesos.Resources, ask Ask) (taken, rest mesos.Resources, ok bool) {
-	rest = offer.Clone()
+	rest = clone(offer)
 	for _, n := range ask {
 		var enough bool
 		switch n.Kind {
@@ -243,9 +243,9 @@ func takeScalar(offer mesos.Resources, taken, rest *mesos.Resources, name string
 			if n <= 0 {
 				continue
 			}
-			piece := mesos.Resources{*r}.Clone()[0]
+			piece := cloneOne(r)
 			piece.Scalar = &mesos.Value_Scalar{Value: float64(n) / 1000}
-			taken.Add1(piece)
+			addOwn(taken, piece)
 			rest.Subtract1(piece)
 			need -= n
 		}
@@ -276,9 +276,9 @@ func takeRanges(offer mesos.Resources, taken, rest *mesos.Resources, name string
 			if len(got) == 0 {
 				continue
 			}
-			piece := mesos.Resources{*r}.Clone()[0]
+			piece := cloneOne(r)
 			piece.Ranges = &mesos.Value_Ranges{Range: got}
-			taken.Add1(piece)
+			addOwn(taken, piece)
 			rest.Subtract1(piece)
 		}
 	}
@@ -301,9 +301,9 @@ func takeSet(offer mesos.Resources, taken, rest *mesos.Resources, name string, c
 			if n == 0 {
 				continue
 			}
-			piece := mesos.Resources{*r}.Clone()[0]
+			piece := cloneOne(r)
 			piece.Set = &mesos.Value_Set{Item: append([]string(nil), items[:n]...)}
-			taken.Add1(piece)
+			addOwn(taken, piece)
 			rest.Subtract1(piece)
 			need -= n
 		}
@@ -334,4 +334,46 @@ func RangeResource(name string, bounds ...uint64) mesos.Resource {
 func SetResource(name string, items ...string) mesos.Resource {
 	role := "*"
 	return mesos.Resource{Name: name, Type: mesos.SET.Enum(), Set: &mesos.Value_Set{Item: items}, Role: &role}
+}
+
+// clone is a deep copy of rs, as rs.Clone, through the messages' generated
+// Marshal and Unmarshal instead of gogo's reflective proto.Clone, which
+// was most of a fine driver's placement CPU (every slot a Take, every Take
+// a copy of the agent's offer; docs/benchmarks.md, issue 28).
+func clone(rs mesos.Resources) mesos.Resources {
+	if rs == nil {
+		return nil
+	}
+	out := make(mesos.Resources, len(rs))
+	for i := range rs {
+		out[i] = cloneOne(&rs[i])
+	}
+	return out
+}
+
+// cloneOne is a deep copy of r; a resource that does not survive the round
+// trip (not reached: Unmarshal reads what Marshal wrote) is copied by
+// proto.Clone.
+func cloneOne(r *mesos.Resource) mesos.Resource {
+	var c mesos.Resource
+	if b, err := r.Marshal(); err == nil && c.Unmarshal(b) == nil {
+		return c
+	}
+	return mesos.Resources{*r}.Clone()[0]
+}
+
+// addOwn adds piece, a copy no one else holds, to rs as rs.Add1 does
+// (merged into an addable resource, else appended), without Add1's
+// reflective copy of a piece it appends.
+func addOwn(rs *mesos.Resources, piece mesos.Resource) {
+	if piece.Validate() != nil || piece.IsEmpty() {
+		return
+	}
+	for i := range *rs {
+		if r := &(*rs)[i]; r.Addable(piece) {
+			r.Add(piece)
+			return
+		}
+	}
+	*rs = append(*rs, piece)
 }

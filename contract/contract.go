@@ -44,6 +44,11 @@ const (
 	EnvHost       = "FLINT_EXECUTOR_HOST"
 	EnvAgentID    = "FLINT_AGENT_ID"
 	EnvTimeout    = "FLINT_NETWORK_TIMEOUT"
+	// EnvGCFloor is the heap floor in bytes the executor's collector gets
+	// (package internal/gcfloor: ForMemory of flint.executor.memory), in
+	// both modes; left out when the user chose the pacing
+	// (flint.executorEnv.GOGC).
+	EnvGCFloor = "FLINT_GC_FLOOR"
 )
 
 // Where an executor's listening servers listen and are reached, set when

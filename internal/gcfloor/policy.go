@@ -2,6 +2,7 @@ package gcfloor
 
 import (
 	"fmt"
+	"github.com/flint-mesos/flint/contract"
 	"os"
 	"strconv"
 )
@@ -21,9 +22,10 @@ const (
 )
 
 // EnvFloor is the environment variable in which a Mesos backend gives an executor its floor
-// in bytes (ForMemory of flint.executor.memory). The backend leaves it out when the user
-// chose the executors' pacing (flint.executorEnv.GOGC); Hold would ignore it then anyway.
-const EnvFloor = "FLINT_GC_FLOOR"
+// in bytes (ForMemory of flint.executor.memory): the driver–executor contract's
+// EnvGCFloor. The backend leaves it out when the user chose the executors' pacing
+// (flint.executorEnv.GOGC); Hold would ignore it then anyway.
+const EnvFloor = contract.EnvGCFloor
 
 // HoldFromEnv holds the floor EnvFloor names, if any, until release is called: an executor
 // process's first step. floor is the floor held (0 when none: EnvFloor unset or 0, or GOGC

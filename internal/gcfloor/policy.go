@@ -2,9 +2,10 @@ package gcfloor
 
 import (
 	"fmt"
-	"github.com/flint-mesos/flint/contract"
 	"os"
 	"strconv"
+
+	"github.com/flint-mesos/flint/contract"
 )
 
 // ForMemory is the floor a process running Flint's tasks holds for an executor of

@@ -40,7 +40,12 @@ func TestStandaloneDynamicAllocationInContainers(t *testing.T) {
 	startProcess(t, "master", bin, "mesos", "master", "--listen", masterAddr, "--agent-ping-interval", "500ms")
 	startProcess(t, "agent", bin, "mesos", "agent", "--master", masterAddr, "--listen", net.JoinHostPort(gw, ports[1]),
 		"--hostname", gw, "--work-dir", filepath.Join(tmp, "agent"), "--containerizers", "docker,mesos",
-		"--resources", "cpus:3;mem:2048;disk:2048;ports:[33100-33199]")
+		// Host ports Docker publishes: below Linux's ephemeral range
+		// (32768–60999), where an outgoing connection of any process
+		// may hold one ("bind: address already in use"), and apart from
+		// the ranges other suites publish at the same time (e2e's
+		// 31700–31719).
+		"--resources", "cpus:3;mem:2048;disk:2048;ports:[30100-30199]")
 	startProcess(t, "shuffle-service", bin, "shuffle-service", "--dir", svcDir, "--host", gw, "--port", "0")
 	waitAgent(t, "http://"+masterAddr+"/state", filepath.Join(svcDir, "service.json"))
 
